@@ -1,0 +1,171 @@
+#!/bin/sh
+# Fetch the Debian trixie packages that the kernel build and the VM tests
+# need into a reusable cache, without touching this host's apt setup.
+#
+#   scripts/trixie-cache.sh            fetch (if needed), print the kernel version
+#   FAMFS_CACHE=DIR scripts/...        use DIR instead of <repo>/cache/trixie
+#   FAMFS_REFRESH=1 scripts/...        re-read the package lists even if fresh
+#
+# Only the kernel version is written to stdout (so callers can do
+# KVER=$(scripts/trixie-cache.sh)); progress goes to stderr.
+#
+# Cache layout ($FAMFS_CACHE):
+#   apt/            private sources file, lists and archive cache
+#   debs/           the downloaded .deb files
+#   root/           all of them unpacked with dpkg -x (boot image, modules,
+#                   headers, /usr/src/linux-source-6.12.tar.xz, libfuse3)
+#   kver            the resolved kernel version (e.g. 6.12.57+deb13-amd64)
+#   stamp           the package set that root/ was unpacked from
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+C=${FAMFS_CACHE:-$top/cache/trixie}
+A=$C/apt
+LISTS_MAX_AGE_MIN=${FAMFS_LISTS_MAX_AGE_MIN:-720}
+
+log() { echo "trixie-cache: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v apt-get >/dev/null || die "apt-get not found"
+command -v dpkg >/dev/null || die "dpkg not found"
+
+mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$C/debs"
+
+# Same mirror as the host's own sources, other suites.
+mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
+	2>/dev/null | grep -v security | head -n1)
+secmirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
+	2>/dev/null | grep security | head -n1)
+mirror=${mirror:-http://deb.debian.org/debian}
+secmirror=${secmirror:-${mirror%/debian}/debian-security}
+kr=/usr/share/keyrings/debian-archive-keyring.gpg
+
+cat >"$A/sources.list.new" <<EOF
+deb [signed-by=$kr] $mirror trixie main
+deb [signed-by=$kr] $mirror trixie-updates main
+deb [signed-by=$kr] $secmirror trixie-security main
+EOF
+if ! cmp -s "$A/sources.list.new" "$A/sources.list" 2>/dev/null; then
+	mv "$A/sources.list.new" "$A/sources.list"
+	rm -f "$A/lists/"*_Packages* "$A/lists/"*Release* 2>/dev/null || true
+else
+	rm -f "$A/sources.list.new"
+fi
+
+# An empty dpkg status keeps the host's installed packages out of the picture.
+[ -f "$A/status" ] || : >"$A/status"
+
+apt_() {
+	apt-get -q \
+		-o Dir::Etc::sourcelist="$A/sources.list" \
+		-o Dir::Etc::sourceparts=/dev/null \
+		-o Dir::State::Lists="$A/lists" \
+		-o Dir::State::status="$A/status" \
+		-o Dir::Cache="$A/cache" \
+		-o Debug::NoLocking=1 \
+		-o APT::Architecture=amd64 \
+		-o APT::Get::Download-Only=true \
+		-o APT::Sandbox::User=root "$@"
+}
+aptc() {
+	apt-cache \
+		-o Dir::Etc::sourcelist="$A/sources.list" \
+		-o Dir::Etc::sourceparts=/dev/null \
+		-o Dir::State::Lists="$A/lists" \
+		-o Dir::State::status="$A/status" \
+		-o Dir::Cache="$A/cache" \
+		-o APT::Architecture=amd64 "$@"
+}
+
+fresh=$(find "$A/lists" -maxdepth 1 -name '*trixie-security*_Packages*' \
+	-mmin -"$LISTS_MAX_AGE_MIN" 2>/dev/null | head -n1)
+if [ -n "${FAMFS_REFRESH:-}" ] || [ -z "$fresh" ]; then
+	log "updating package lists (trixie, trixie-updates, trixie-security)"
+	apt_ update >&2 || {
+		# Offline but cached: go on with what we have.
+		[ -s "$C/kver" ] && [ -f "$C/stamp" ] || die "apt-get update failed"
+		log "update failed; using the cached set"
+		cat "$C/kver"
+		exit 0
+	}
+fi
+
+# Nothing changed since the last complete run: answer from the cache.
+if [ -f "$C/stamp" ] && [ -s "$C/kver" ] && [ -d "$C/root/boot" ] &&
+	[ -z "$(find "$A/lists" -maxdepth 1 -name '*_Packages*' -newer "$C/stamp")" ]; then
+	log "cache up to date ($(cat "$C/kver"))"
+	cat "$C/kver"
+	exit 0
+fi
+
+# linux-image-amd64 -> linux-image-<kver> (the signed image package).
+cand() { aptc policy "$1" 2>/dev/null | sed -n 's/^  Candidate: //p'; }
+meta_ver=$(cand linux-image-amd64)
+[ -n "$meta_ver" ] && [ "$meta_ver" != "(none)" ] ||
+	die "linux-image-amd64 not found in trixie lists"
+img=$(aptc show "linux-image-amd64=$meta_ver" 2>/dev/null |
+	sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
+[ -n "$img" ] || die "cannot resolve linux-image-amd64 $meta_ver"
+kver=${img#linux-image-}
+kver=${kver%-unsigned}
+abi=${kver%-amd64}             # e.g. 6.12.57+deb13
+kpkgver=$(cand "$img")
+log "linux-image-amd64 $meta_ver -> $img ($kpkgver)"
+
+# linux-source-6.12 must be the same upload as the image.
+src_ver=$(cand linux-source-6.12)
+[ "$src_ver" = "$kpkgver" ] ||
+	log "warning: linux-source-6.12 is $src_ver but the image is $kpkgver"
+
+pkgs="$img linux-headers-$kver linux-headers-$abi-common linux-kbuild-$abi
+linux-source-6.12 libfuse3-4 fuse3"
+set -- $pkgs
+want=""
+for p; do
+	v=$(cand "$p")
+	[ -n "$v" ] && [ "$v" != "(none)" ] || die "package $p not in trixie"
+	want="$want $p=$v"
+done
+want=${want# }
+
+if [ "$(cat "$C/stamp" 2>/dev/null)" = "$want" ] && [ -d "$C/root/boot" ]; then
+	log "cache up to date ($kver)"
+	echo "$kver" >"$C/kver"
+	echo "$kver"
+	exit 0
+fi
+
+log "downloading: $want"
+# shellcheck disable=SC2086
+(cd "$C/debs" && apt_ download $want >&2) || die "download failed"
+
+log "unpacking into $C/root"
+rm -rf "$C/root.new"
+mkdir -p "$C/root.new"
+for p; do
+	v=$(cand "$p")
+	f=$(ls "$C/debs/${p}_"*"_"*.deb 2>/dev/null | while read -r d; do
+		dv=$(dpkg-deb -f "$d" Version)
+		[ "$dv" = "$v" ] && echo "$d"
+	done | head -n1)
+	[ -n "$f" ] || die "no .deb for $p=$v in $C/debs"
+	dpkg -x "$f" "$C/root.new"
+done
+rm -rf "$C/root"
+mv "$C/root.new" "$C/root"
+
+# Old versions from earlier runs are of no further use.
+for d in "$C/debs"/*.deb; do
+	keep=0
+	for p; do
+		case $(basename "$d") in "${p}_"*) [ "$(dpkg-deb -f "$d" Version)" = "$(cand "$p")" ] && keep=1 ;; esac
+	done
+	[ $keep = 1 ] || rm -f "$d"
+done
+
+[ -f "$C/root/boot/vmlinuz-$kver" ] || die "no /boot/vmlinuz-$kver in the image"
+[ -f "$C/root/usr/src/linux-source-6.12.tar.xz" ] || die "no linux-source tarball"
+echo "$want" >"$C/stamp"
+echo "$kver" >"$C/kver"
+log "kernel $kver ready"
+echo "$kver"

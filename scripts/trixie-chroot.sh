@@ -1,0 +1,91 @@
+#!/bin/sh
+# A cached Debian trixie build chroot with the target kernel's headers, for
+# building kernel code on a host whose glibc/gcc are too old for the trixie
+# headers' build tools.
+#
+#   scripts/trixie-chroot.sh                 create it if missing, print its path
+#   scripts/trixie-chroot.sh CMD [ARG...]    run CMD inside, in the repo
+#
+# The repository is bind-mounted at the same path inside the chroot and CMD
+# starts in the caller's working directory when that is inside the repo
+# (else in the repo root). Mounts live in a private mount namespace and go
+# away with the command. Needs root (debootstrap, chroot, mount).
+#
+# Location: $FAMFS_CACHE/chroot (default <repo>/cache/trixie/chroot).
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+C=${FAMFS_CACHE:-$top/cache/trixie}
+R=$C/chroot
+
+log() { echo "trixie-chroot: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+command -v debootstrap >/dev/null ||
+	die "debootstrap missing (run: DEPS_KERNEL=1 scripts/deps.sh)"
+
+kver=$("$top/scripts/trixie-cache.sh")
+abi=${kver%-amd64}
+
+mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
+	2>/dev/null | grep -v security | head -n1)
+mirror=${mirror:-http://deb.debian.org/debian}
+
+if [ ! -f "$R/.famfs-base" ]; then
+	log "debootstrap trixie into $R (about a minute)"
+	rm -rf "$R"
+	mkdir -p "$R"
+	debootstrap --variant=buildd \
+		--include=gcc-14,libelf1t64,libssl3t64,libzstd1,zlib1g,dwarves,xz-utils,patch,kmod \
+		trixie "$R" "$mirror" >"$C/debootstrap.log" 2>&1 || {
+		tail -n 20 "$C/debootstrap.log" >&2
+		die "debootstrap failed (log: $C/debootstrap.log)"
+	}
+	rm -rf "$R/var/cache/apt/archives/"*.deb
+	touch "$R/.famfs-base"
+fi
+
+# Headers and kbuild of the current target kernel, unpacked straight into
+# the chroot (their dependencies are all in the base set).
+if [ "$(cat "$R/.famfs-headers" 2>/dev/null)" != "$kver" ]; then
+	log "installing headers for $kver"
+	for old in "$R"/usr/src/linux-headers-*; do
+		[ -e "$old" ] || continue
+		case $old in *"/linux-headers-$abi"*) ;; *) rm -rf "$old" ;; esac
+	done
+	for d in "$C/debs/linux-headers-$kver"_*.deb \
+		"$C/debs/linux-headers-$abi-common"_*.deb \
+		"$C/debs/linux-kbuild-$abi"_*.deb; do
+		[ -f "$d" ] || die "missing $d (cache incomplete?)"
+		dpkg -x "$d" "$R"
+	done
+	[ -d "$R/usr/src/linux-headers-$kver" ] || die "headers not unpacked"
+	# The image's System.map/config are handy for checks in the chroot.
+	mkdir -p "$R/boot"
+	cp -f "$C/root/boot/config-$kver" "$C/root/boot/System.map-$kver" "$R/boot/" 2>/dev/null || true
+	echo "$kver" >"$R/.famfs-headers"
+fi
+
+if [ $# -eq 0 ]; then
+	echo "$R"
+	exit 0
+fi
+
+cwd=$(pwd)
+case $cwd in "$top"|"$top"/*) ;; *) cwd=$top ;; esac
+
+# Run in a private mount namespace: nothing to clean up afterwards.
+exec unshare -m --propagation private sh -eu -c '
+	R=$1 top=$2 cwd=$3; shift 3
+	mkdir -p "$R$top"
+	mount --bind "$top" "$R$top"
+	mount -t proc proc "$R/proc"
+	mount --bind /dev "$R/dev"
+	mount -t tmpfs tmpfs "$R/tmp"
+	cd /
+	exec chroot "$R" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" \
+		PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
+		KVER="$(cat "$R/.famfs-headers")" \
+		sh -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"
+' sh "$R" "$top" "$cwd" "$@"
