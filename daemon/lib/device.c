@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Opening what holds a famfs: a devdax character device, a regular file
+ * standing in for one, or a mounted famfs reached through its .meta files.
+ * The memory is mapped shared; what we write is flushed so that other
+ * hosts mapping the same memory see it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define META_DIR ".meta"
+#define META_SB ".meta/.superblock"
+#define META_LOG ".meta/.log"
+
+static int dax_size(const struct stat *st, const char *path, uint64_t *size)
+{
+	char sys[128];
+	unsigned long long v;
+	FILE *f;
+	int n;
+
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/size",
+		 major(st->st_rdev), minor(st->st_rdev));
+	f = fopen(sys, "r");
+	if (!f)
+		return famfs_fail(ENODEV, "%s is a character device but not a dax device (no %s)",
+				  path, sys);
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return famfs_fail(EIO, "cannot read the size of %s from %s",
+				  path, sys);
+	*size = v;
+	return 0;
+}
+
+int famfs_device_size(int fd, const char *path, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return famfs_fail(errno, "cannot stat %s: %s", path,
+				  strerror(errno));
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (S_ISCHR(st.st_mode))
+		return dax_size(&st, path, size);
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size) < 0)
+			return famfs_fail(errno, "cannot get the size of %s: %s",
+					  path, strerror(errno));
+		return 0;
+	}
+	return famfs_fail(ENODEV, "%s is not a dax device, block device or regular file",
+			  path);
+}
+
+static void *map(int fd, size_t len, bool rw, off_t off)
+{
+	void *p = mmap(NULL, len, PROT_READ | (rw ? PROT_WRITE : 0),
+		       MAP_SHARED, fd, off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The root of the famfs mounted at or above @path, or -ENOENT. */
+static int find_meta_root(const char *path, char *root, size_t len)
+{
+	char buf[PATH_MAX], probe[PATH_MAX + 32];
+
+	if (!realpath(path, buf))
+		return famfs_fail(errno, "%s: %s", path, strerror(errno));
+	for (;;) {
+		snprintf(probe, sizeof(probe), "%s/%s",
+			 strcmp(buf, "/") ? buf : "", META_SB);
+		if (access(probe, F_OK) == 0) {
+			snprintf(root, len, "%s", buf);
+			return 0;
+		}
+		if (!strcmp(buf, "/"))
+			return famfs_fail(ENOENT, "%s is not inside a mounted famfs (no %s found above it)",
+					  path, META_SB);
+		*(strrchr(buf, '/') == buf ? buf + 1 : strrchr(buf, '/')) = '\0';
+	}
+}
+
+static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
+{
+	char root[PATH_MAX], p[PATH_MAX + 32];
+	struct stat st;
+	int sbfd, rc;
+
+	rc = find_meta_root(path, root, sizeof(root));
+	if (rc)
+		return rc;
+	snprintf(dev->path, sizeof(dev->path), "%s", root);
+	dev->kind = FAMFS_DEV_META;
+
+	snprintf(p, sizeof(p), "%s/%s", root, META_SB);
+	sbfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (sbfd < 0)
+		return famfs_fail(errno, "cannot open %s: %s", p, strerror(errno));
+	if (fstat(sbfd, &st) < 0 || st.st_size < (off_t)sizeof(*dev->sb)) {
+		close(sbfd);
+		return famfs_fail(EUCLEAN, "%s is too small to be a famfs superblock", p);
+	}
+	dev->meta_sb_map = map(sbfd, sizeof(*dev->sb), false, 0);
+	close(sbfd);
+	if (!dev->meta_sb_map)
+		return famfs_fail(errno, "cannot map %s: %s", p, strerror(errno));
+	dev->sb = dev->meta_sb_map;
+	dev->size = dev->sb->daxdev.size;
+
+	snprintf(p, sizeof(p), "%s/%s", root, META_LOG);
+	dev->fd = open(p, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (dev->fd < 0)
+		return famfs_fail(errno, "cannot open %s%s: %s", p,
+				  rw ? " for writing" : "", strerror(errno));
+	dev->writable = rw;
+	return 0;
+}
+
+static int open_raw(const char *path, bool rw, struct famfs_dev *dev)
+{
+	struct stat st;
+	int rc;
+
+	snprintf(dev->path, sizeof(dev->path), "%s", path);
+	dev->fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (dev->fd < 0) {
+		if (rw && (errno == EROFS || errno == EACCES || errno == EPERM))
+			return famfs_fail(errno, "%s is read-only (%s)", path,
+					  strerror(errno));
+		return famfs_fail(errno, "cannot open %s: %s", path,
+				  strerror(errno));
+	}
+	dev->writable = rw;
+	if (fstat(dev->fd, &st) < 0)
+		return famfs_fail(errno, "cannot stat %s: %s", path,
+				  strerror(errno));
+	dev->kind = S_ISCHR(st.st_mode) ? FAMFS_DEV_DAX : FAMFS_DEV_FILE;
+	rc = famfs_device_size(dev->fd, path, &dev->size);
+	if (rc)
+		return rc;
+	if (dev->size < sizeof(struct famfs_omf_superblock))
+		return famfs_fail(ENOSPC, "%s is too small (%llu bytes) to hold a famfs superblock",
+				  path, (unsigned long long)dev->size);
+	dev->base = map(dev->fd, dev->size, rw, 0);
+	if (!dev->base)
+		return famfs_fail(errno, "cannot map %s (%llu bytes): %s", path,
+				  (unsigned long long)dev->size,
+				  strerror(errno));
+	dev->sb = (struct famfs_omf_superblock *)dev->base;
+	return 0;
+}
+
+/* Map the log once the superblock is known to be good. */
+static int map_log(struct famfs_dev *dev)
+{
+	char p[PATH_MAX + 32];
+
+	dev->log_len = dev->sb->log_len;
+	if (dev->kind != FAMFS_DEV_META) {
+		dev->log = (struct famfs_omf_log *)(dev->base +
+						    dev->sb->log_offset);
+		return 0;
+	}
+	dev->meta_log_map = map(dev->fd, dev->log_len, dev->writable, 0);
+	if (!dev->meta_log_map) {
+		snprintf(p, sizeof(p), "%s/%s", dev->path, META_LOG);
+		return famfs_fail(errno, "cannot map %s: %s", p, strerror(errno));
+	}
+	dev->log = dev->meta_log_map;
+	return 0;
+}
+
+int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev)
+{
+	bool rw = flags & FAMFS_OPEN_RW;
+	struct stat st;
+	int rc;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->fd = -1;
+	if (stat(path, &st) < 0) {
+		rc = famfs_fail(errno, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = S_ISDIR(st.st_mode) ? open_meta(path, rw, dev) :
+				   open_raw(path, rw, dev);
+	if (rc)
+		goto fail;
+	famfs_dev_invalidate(dev, dev->sb, sizeof(*dev->sb));
+	if (famfs_sb_check(dev->sb, dev->size) == 0) {
+		rc = map_log(dev);
+		if (rc)
+			goto fail;
+	}
+	return 0;
+fail:
+	famfs_dev_close(dev);
+	return rc;
+}
+
+int famfs_dev_open_fs(const char *path, unsigned int flags,
+		      struct famfs_dev *dev)
+{
+	int rc = famfs_dev_open(path, flags, dev);
+
+	if (rc)
+		return rc;
+	rc = famfs_sb_check(dev->sb, dev->size);
+	if (rc) {
+		famfs_dev_close(dev);
+		return rc;
+	}
+	famfs_dev_invalidate(dev, dev->log, sizeof(*dev->log));
+	rc = famfs_log_check_header(dev->log, dev->log_len);
+	if (rc)
+		famfs_dev_close(dev);
+	return rc;
+}
+
+void famfs_dev_close(struct famfs_dev *dev)
+{
+	if (dev->base)
+		munmap(dev->base, dev->size);
+	if (dev->meta_sb_map)
+		munmap(dev->meta_sb_map, sizeof(*dev->sb));
+	if (dev->meta_log_map)
+		munmap(dev->meta_log_map, dev->log_len);
+	if (dev->fd >= 0)
+		close(dev->fd);
+	dev->base = NULL;
+	dev->meta_sb_map = dev->meta_log_map = NULL;
+	dev->sb = NULL;
+	dev->log = NULL;
+	dev->fd = -1;
+}
+
+/*
+ * Shared memory may be written by other hosts that no cache-coherence
+ * protocol connects to ours, so on x86 we write back and drop the cache
+ * lines ourselves. Files are coherent through the page cache; msync makes
+ * them durable.
+ */
+static void clflush_range(const void *addr, size_t len)
+{
+#if defined(__x86_64__)
+	const uintptr_t line = 64;
+	uintptr_t p = (uintptr_t)addr & ~(line - 1);
+
+	for (; p < (uintptr_t)addr + len; p += line)
+		__asm__ volatile("clflush %0" ::"m"(*(const volatile char *)p));
+	__asm__ volatile("mfence" ::: "memory");
+#else
+	(void)addr;
+	(void)len;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~((uintptr_t)page - 1);
+
+	if (dev->kind != FAMFS_DEV_FILE)
+		clflush_range(addr, len);
+	if (dev->kind != FAMFS_DEV_DAX)
+		msync((void *)start, (uintptr_t)addr + len - start, MS_SYNC);
+}
+
+void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
+			  size_t len)
+{
+	if (dev->kind != FAMFS_DEV_FILE)
+		clflush_range(addr, len);
+}
+
+int famfs_dev_lock(struct famfs_dev *dev)
+{
+	if (flock(dev->fd, LOCK_EX) < 0)
+		return famfs_fail(errno, "cannot lock the log of %s: %s",
+				  dev->path, strerror(errno));
+	return 0;
+}
+
+void famfs_dev_unlock(struct famfs_dev *dev)
+{
+	flock(dev->fd, LOCK_UN);
+}

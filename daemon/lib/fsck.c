@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Checking a famfs: the superblock, the log header, every committed entry,
+ * the namespace the entries build, and that no two files share memory.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "namespace.h"
+
+__attribute__((format(printf, 2, 3))) static void problem(struct famfs_fsck *r,
+							    const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nproblems == FAMFS_FSCK_MAX_PROBLEMS) {
+		r->problems_dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->problems[r->nproblems++], sizeof(r->problems[0]), fmt, ap);
+	va_end(ap);
+}
+
+struct scan {
+	struct famfs_fsck *r;
+	struct famfs_alloc alloc;
+	struct famfs_ns ns;
+};
+
+static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
+		      void *arg)
+{
+	struct scan *s = arg;
+	struct famfs_fsck *r = s->r;
+	int rc = famfs_ns_apply(&s->ns, e, index);
+
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		problem(r, "%s", famfs_errmsg());
+
+	switch (e->type) {
+	case FAMFS_ENTRY_FILE:
+		r->files++;
+		r->bytes_in_files += e->file.size;
+		if (famfs_alloc_mark_fmap(&s->alloc, &e->file.fmap))
+			problem(r, "log entry %llu (file \"%s\"): its memory overlaps memory already used by another file or by the log",
+				(unsigned long long)index, e->file.relpath);
+		break;
+	case FAMFS_ENTRY_MKDIR:
+		r->dirs++;
+		break;
+	case FAMFS_ENTRY_ADD_DAXDEV:
+		r->daxdevs++;
+		break;
+	}
+	return 0;
+}
+
+int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
+{
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+	struct scan s = { .r = r };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->dev_size = dev->size;
+	r->role = famfs_role(dev);
+	rc = famfs_sb_check(dev->sb, dev->size);
+	if (rc) {
+		problem(r, "superblock: %s", famfs_errmsg());
+		return 0;
+	}
+	r->sb_valid = true;
+	r->alloc_unit = dev->sb->alloc_unit;
+	r->log_len = dev->sb->log_len;
+	memcpy(r->fs_uuid, dev->sb->fs_uuid, FAMFS_UUID_LEN);
+	memcpy(r->system_uuid, dev->sb->system_uuid, FAMFS_UUID_LEN);
+
+	famfs_dev_invalidate(dev, dev->log, dev->log_len);
+	rc = famfs_log_check_header(dev->log, dev->log_len);
+	if (rc) {
+		problem(r, "log: %s", famfs_errmsg());
+		return 0;
+	}
+	r->log_valid = true;
+	r->log_slots = famfs_log_slots(dev->log_len);
+
+	famfs_sb_geometry(dev->sb, &g);
+	rc = famfs_alloc_init(&s.alloc, &g);
+	if (rc)
+		return rc;
+	famfs_ns_init(&s.ns, 0755, 0, 0);
+	rc = famfs_log_walk(dev->log, dev->log_len, &g, 0, scan_entry, &s,
+			    &walk);
+	r->log_used = walk.committed;
+	if (rc == -ENOMEM)
+		goto out;
+	if (walk.bad) {
+		problem(r, "%s", walk.why);
+		if (walk.committed > walk.valid + 1)
+			problem(r, "%llu committed log entries after entry %llu were not checked",
+				(unsigned long long)(walk.committed - walk.valid - 1),
+				(unsigned long long)walk.valid);
+	}
+	r->space_used = s.alloc.used * g.alloc_unit;
+	r->space_free = (s.alloc.nunits - s.alloc.used) * g.alloc_unit;
+	r->overlap_bytes = s.alloc.overlaps * g.alloc_unit;
+	rc = 0;
+out:
+	famfs_ns_free(&s.ns);
+	famfs_alloc_release(&s.alloc);
+	return rc;
+}
+
+int famfs_fsck_status(const struct famfs_fsck *r)
+{
+	if (!r->sb_valid || !r->log_valid)
+		return FAMFS_FSCK_NOFS;
+	return r->nproblems || r->problems_dropped ? FAMFS_FSCK_ERRORS :
+						     FAMFS_FSCK_CLEAN;
+}

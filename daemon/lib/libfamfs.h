@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libfamfs: the one place that knows the famfs on-media format.
+ *
+ * Conventions: functions return 0 (or a count) on success and a negative
+ * errno on failure; on failure famfs_errmsg() holds one line saying what was
+ * wrong and where, suitable for printing after the device name.
+ */
+#ifndef LIBFAMFS_H
+#define LIBFAMFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* The message of the last failure in this thread. */
+const char *famfs_errmsg(void);
+
+/* ---- checksums ----------------------------------------------------------- */
+
+uint32_t famfs_sb_crc(const struct famfs_omf_superblock *sb);
+uint32_t famfs_log_header_crc(const struct famfs_omf_log *log);
+uint32_t famfs_entry_crc(const struct famfs_omf_entry *e);
+
+/* ---- geometry: where data may live on a device --------------------------- */
+
+struct famfs_geometry {
+	uint64_t dev_size;   /* bytes usable on the device */
+	uint64_t alloc_unit; /* allocation unit, a power of two */
+	uint64_t data_start; /* first byte after superblock and log */
+};
+
+/* ---- the superblock ------------------------------------------------------ */
+
+/*
+ * Check a superblock read from a device of @dev_size bytes. Returns 0 when
+ * it is a valid famfs superblock we understand; -ENOENT when there is no
+ * famfs magic; -EPROTO for a wrong version; -EBADMSG for a bad CRC;
+ * -EUCLEAN for a superblock whose geometry does not fit the device.
+ */
+int famfs_sb_check(const struct famfs_omf_superblock *sb, uint64_t dev_size);
+void famfs_sb_geometry(const struct famfs_omf_superblock *sb,
+		       struct famfs_geometry *g);
+
+/* ---- the log ------------------------------------------------------------- */
+
+/* Entry slots in a log of @log_len bytes. */
+uint64_t famfs_log_slots(uint64_t log_len);
+void famfs_log_init(struct famfs_omf_log *log, uint64_t log_len);
+/* Check the log header against the superblock's idea of its length. */
+int famfs_log_check_header(const struct famfs_omf_log *log, uint64_t log_len);
+/* Check one committed entry found at @index. */
+int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
+		      const struct famfs_geometry *g);
+
+/* Called for each valid entry; a non-zero return stops the walk. */
+typedef int (*famfs_entry_fn)(const struct famfs_omf_entry *e,
+			      uint64_t index, void *arg);
+
+struct famfs_walk {
+	uint64_t committed; /* next_index of the header */
+	uint64_t valid;	    /* entries checked and passed to the callback */
+	bool bad;	    /* the walk stopped at a bad entry, index @valid */
+	char why[256];	    /* what was wrong with it */
+};
+
+/*
+ * Walk the committed entries from @from on. The log is append-only, so the
+ * walk stops at the first bad entry: what follows it cannot be trusted.
+ * Each entry is copied out of the (shared, changing) log before it is
+ * checked, so the callback sees exactly the bytes that were checked.
+ */
+int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
+		   const struct famfs_geometry *g, uint64_t from,
+		   famfs_entry_fn fn, void *arg, struct famfs_walk *res);
+
+/* ---- file maps ----------------------------------------------------------- */
+
+/* Check an fmap for a file of @size bytes (extents aligned, in bounds). */
+int famfs_fmap_check(const struct famfs_omf_fmap *fm, uint64_t size,
+		     const struct famfs_geometry *g);
+/* Bytes of device memory the fmap maps. */
+uint64_t famfs_fmap_capacity(const struct famfs_omf_fmap *fm);
+/*
+ * Translate file offset @off (< capacity) to a device offset, and say how
+ * many bytes from there are contiguous on the device.
+ */
+int famfs_fmap_resolve(const struct famfs_omf_fmap *fm, uint64_t off,
+		       uint64_t *dev_off, uint64_t *contig);
+
+typedef void (*famfs_extent_fn)(uint64_t devindex, uint64_t offset,
+				uint64_t len, void *arg);
+/* Call @fn for every device range the fmap uses (strips included). */
+void famfs_fmap_for_each_range(const struct famfs_omf_fmap *fm,
+			       famfs_extent_fn fn, void *arg);
+
+/* ---- allocation ---------------------------------------------------------- */
+
+struct famfs_alloc {
+	uint64_t alloc_unit;
+	uint64_t nunits; /* allocation units on the device */
+	uint64_t used;	 /* units marked in use */
+	uint64_t overlaps; /* units claimed more than once (fsck) */
+	uint8_t *map;	   /* one bit per unit */
+};
+
+struct famfs_interleave {
+	uint32_t nbuckets;   /* device split into this many equal buckets */
+	uint32_t nstrips;    /* strips per file, each from its own bucket */
+	uint64_t chunk_size; /* bytes per chunk, multiple of alloc_unit */
+};
+
+/* An empty map: only the superblock and log are in use. */
+int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g);
+/* Mark every range of @fm used; returns units that were in use already. */
+uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
+			       const struct famfs_omf_fmap *fm);
+/* Rebuild the free map from the superblock, the log and every valid entry. */
+int famfs_alloc_build(struct famfs_alloc *a, const struct famfs_omf_log *log,
+		      uint64_t log_len, const struct famfs_geometry *g);
+void famfs_alloc_release(struct famfs_alloc *a);
+/* Mark a range used; returns how many of its units were already in use. */
+uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);
+/* First fit, one extent. -ENOSPC when no run of free units is long enough. */
+int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
+		       struct famfs_omf_fmap *out);
+int famfs_interleave_check(const struct famfs_interleave *il,
+			   const struct famfs_geometry *g);
+int famfs_alloc_interleaved(struct famfs_alloc *a, uint64_t size,
+			    const struct famfs_interleave *il,
+			    struct famfs_omf_fmap *out);
+
+/* ---- devices ------------------------------------------------------------- */
+
+enum famfs_dev_kind {
+	FAMFS_DEV_DAX,	/* /dev/daxX.Y */
+	FAMFS_DEV_FILE, /* a regular file standing in for memory */
+	FAMFS_DEV_META, /* a mounted famfs, through its .meta files */
+};
+
+#define FAMFS_OPEN_RW (1u << 0)
+
+struct famfs_dev {
+	char path[4096];
+	enum famfs_dev_kind kind;
+	bool writable;
+	int fd;	     /* device or .meta/.log (the lock lives here) */
+	uint64_t size; /* device bytes (META: from the superblock) */
+	uint8_t *base; /* whole device mapping (DAX, FILE) */
+	struct famfs_omf_superblock *sb;
+	struct famfs_omf_log *log; /* NULL until famfs_dev_map_log() */
+	uint64_t log_len;
+	void *meta_sb_map, *meta_log_map; /* META only */
+};
+
+/*
+ * Open a device, a regular file or a mounted famfs (any path inside it),
+ * map the superblock and, when it is valid, the log. A device without a
+ * valid superblock still opens (dev->log stays NULL) so that mkfs and fsck
+ * can say what is there; famfs_dev_open_fs() insists on a valid one.
+ */
+int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev);
+int famfs_dev_open_fs(const char *path, unsigned int flags,
+		      struct famfs_dev *dev);
+void famfs_dev_close(struct famfs_dev *dev);
+/* Write back a range of device memory so other hosts see it. */
+void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len);
+/* Drop cached copies of a range so we see other hosts' writes. */
+void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
+			  size_t len);
+/* Serialise appenders on this host (flock on the device or log file). */
+int famfs_dev_lock(struct famfs_dev *dev);
+void famfs_dev_unlock(struct famfs_dev *dev);
+/* Size in bytes of a devdax device, a regular file or a block device. */
+int famfs_device_size(int fd, const char *path, uint64_t *size);
+
+/* ---- roles --------------------------------------------------------------- */
+
+enum famfs_role {
+	FAMFS_ROLE_MASTER = 1, /* may append to the log */
+	FAMFS_ROLE_CLIENT,     /* read-only */
+	FAMFS_ROLE_NOSUPER,    /* no valid superblock */
+};
+
+/*
+ * This host's famfs identity: the UUID in /opt/famfs/system_uuid (the
+ * file upstream famfs uses), created on first use. $FAMFS_SYSTEM_UUID_FILE
+ * names another file, for containers and tests that play several hosts.
+ */
+int famfs_system_uuid(uint8_t uuid[FAMFS_UUID_LEN], bool create);
+enum famfs_role famfs_role(const struct famfs_dev *dev);
+const char *famfs_role_name(enum famfs_role role);
+
+/* ---- appending ----------------------------------------------------------- */
+
+/*
+ * Append one entry: the caller holds famfs_dev_lock(). The entry is written
+ * and flushed before the header that commits it, so a crash in between
+ * leaves the log as it was. -ENOSPC when the log is full, -EPERM when this
+ * host is not the master.
+ */
+int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e);
+
+/* ---- mkfs ---------------------------------------------------------------- */
+
+struct famfs_mkfs_opts {
+	uint64_t log_len; /* 0: FAMFS_LOG_MIN_LEN */
+	bool force;	  /* overwrite an existing famfs */
+};
+
+int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
+/* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
+int famfs_kill_super(const char *path);
+
+/* ---- fsck ---------------------------------------------------------------- */
+
+#define FAMFS_FSCK_MAX_PROBLEMS 64
+
+struct famfs_fsck {
+	/* what was found */
+	bool sb_valid, log_valid;
+	uint64_t dev_size, alloc_unit, log_len;
+	uint64_t log_slots, log_used;
+	uint64_t files, dirs, daxdevs, bytes_in_files;
+	uint64_t space_used, space_free; /* allocation units, in bytes */
+	uint64_t overlap_bytes;
+	uint8_t fs_uuid[FAMFS_UUID_LEN], system_uuid[FAMFS_UUID_LEN];
+	enum famfs_role role;
+	/* what is wrong, in the order found */
+	unsigned int nproblems;
+	unsigned int problems_dropped;
+	char problems[FAMFS_FSCK_MAX_PROBLEMS][256];
+};
+
+/* exit codes of famfs fsck, also returned by famfs_fsck_status() */
+#define FAMFS_FSCK_CLEAN 0
+#define FAMFS_FSCK_ERRORS 1  /* the log or allocations are damaged */
+#define FAMFS_FSCK_NOFS 2    /* no valid superblock or log header */
+#define FAMFS_FSCK_FAILED 8  /* could not check: no device, no access */
+#define FAMFS_FSCK_USAGE 16  /* bad command line */
+
+int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r);
+int famfs_fsck_status(const struct famfs_fsck *r);
+
+/* ---- small helpers shared by the tools ----------------------------------- */
+
+/* Parse "8m", "1G", "4096"; returns -EINVAL on junk or overflow. */
+int famfs_parse_size(const char *s, uint64_t *out);
+void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37]);
+
+#endif /* LIBFAMFS_H */

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The metadata log: header, entry validation, walking and appending. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+uint64_t famfs_log_slots(uint64_t log_len)
+{
+	if (log_len <= FAMFS_LOG_ENTRIES_OFFSET)
+		return 0;
+	return (log_len - FAMFS_LOG_ENTRIES_OFFSET) /
+	       sizeof(struct famfs_omf_entry);
+}
+
+void famfs_log_init(struct famfs_omf_log *log, uint64_t log_len)
+{
+	memset(log, 0, sizeof(*log));
+	log->magic = FAMFS_LOG_MAGIC;
+	log->len = log_len;
+	log->last_index = famfs_log_slots(log_len) - 1;
+	log->crc = famfs_log_header_crc(log);
+}
+
+int famfs_log_check_header(const struct famfs_omf_log *log, uint64_t log_len)
+{
+	uint64_t slots = famfs_log_slots(log_len);
+
+	if (log->magic != FAMFS_LOG_MAGIC)
+		return famfs_fail(ENOENT, "log header at 0x%llx: bad magic 0x%llx",
+				  (unsigned long long)FAMFS_LOG_OFFSET,
+				  (unsigned long long)log->magic);
+	if (log->crc != famfs_log_header_crc(log))
+		return famfs_fail(EBADMSG, "log header CRC mismatch: stored 0x%llx, computed 0x%x",
+				  (unsigned long long)log->crc,
+				  famfs_log_header_crc(log));
+	if (log->len != log_len)
+		return famfs_fail(EUCLEAN, "log header length %llu differs from the superblock's %llu",
+				  (unsigned long long)log->len,
+				  (unsigned long long)log_len);
+	if (log->last_index + 1 != slots)
+		return famfs_fail(EUCLEAN, "log header last index %llu does not fit a %llu-byte log (%llu slots)",
+				  (unsigned long long)log->last_index,
+				  (unsigned long long)log_len,
+				  (unsigned long long)slots);
+	if (log->next_index > slots)
+		return famfs_fail(EUCLEAN, "log header claims %llu entries but the log has room for %llu",
+				  (unsigned long long)log->next_index,
+				  (unsigned long long)slots);
+	return 0;
+}
+
+/*
+ * A relative path of at most FAMFS_PATH_LEN-1 bytes, made of non-empty
+ * components other than "." and "..".
+ */
+static int check_relpath(const char *p, uint64_t index)
+{
+	size_t len = strnlen(p, FAMFS_PATH_LEN);
+	const char *c;
+
+	if (len == FAMFS_PATH_LEN)
+		return famfs_fail(EUCLEAN, "log entry %llu: path is not NUL-terminated",
+				  (unsigned long long)index);
+	if (len == 0 || p[0] == '/')
+		return famfs_fail(EUCLEAN, "log entry %llu: path \"%s\" is not a relative path",
+				  (unsigned long long)index, p);
+	for (c = p; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return famfs_fail(EUCLEAN, "log entry %llu: path \"%s\" has an empty, \".\" or \"..\" component",
+					  (unsigned long long)index, p);
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	if (p[len - 1] == '/')
+		return famfs_fail(EUCLEAN, "log entry %llu: path \"%s\" ends with '/'",
+				  (unsigned long long)index, p);
+	return 0;
+}
+
+int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
+		      const struct famfs_geometry *g)
+{
+	int rc;
+
+	if (e->crc != famfs_entry_crc(e))
+		return famfs_fail(EBADMSG, "log entry %llu: CRC mismatch: stored 0x%llx, computed 0x%x",
+				  (unsigned long long)index,
+				  (unsigned long long)e->crc, famfs_entry_crc(e));
+	if (e->seqnum != index)
+		return famfs_fail(EUCLEAN, "log entry %llu: sequence number %llu, expected %llu",
+				  (unsigned long long)index,
+				  (unsigned long long)e->seqnum,
+				  (unsigned long long)index);
+
+	switch (e->type) {
+	case FAMFS_ENTRY_FILE:
+		rc = check_relpath(e->file.relpath, index);
+		if (rc)
+			return rc;
+		/* upstream's cp may record S_IFREG; nothing else fits */
+		if ((e->file.mode & ~07777u) & ~(uint32_t)S_IFREG)
+			return famfs_fail(EUCLEAN, "log entry %llu: file mode 0%o is not a regular file's",
+					  (unsigned long long)index, e->file.mode);
+		rc = famfs_fmap_check(&e->file.fmap, e->file.size, g);
+		if (rc)
+			return famfs_fail(-rc, "log entry %llu (file \"%s\"): %s",
+					  (unsigned long long)index,
+					  e->file.relpath, famfs_errmsg());
+		return 0;
+	case FAMFS_ENTRY_MKDIR:
+		rc = check_relpath(e->mkdir.relpath, index);
+		if (rc)
+			return rc;
+		if ((e->mkdir.mode & ~07777u) & ~(uint32_t)S_IFDIR)
+			return famfs_fail(EUCLEAN, "log entry %llu: directory mode 0%o is not a directory's",
+					  (unsigned long long)index, e->mkdir.mode);
+		return 0;
+	case FAMFS_ENTRY_ADD_DAXDEV:
+		/* Recorded for upstream compatibility; we use one device. */
+		return 0;
+	default:
+		return famfs_fail(EUCLEAN, "log entry %llu: unknown type %u",
+				  (unsigned long long)index, e->type);
+	}
+}
+
+static const struct famfs_omf_entry *entry_at(const struct famfs_omf_log *log,
+					      uint64_t index)
+{
+	const uint8_t *p = (const uint8_t *)log + FAMFS_LOG_ENTRIES_OFFSET;
+
+	return (const struct famfs_omf_entry *)(p + index *
+						sizeof(struct famfs_omf_entry));
+}
+
+int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
+		   const struct famfs_geometry *g, uint64_t from,
+		   famfs_entry_fn fn, void *arg, struct famfs_walk *res)
+{
+	uint64_t slots = famfs_log_slots(log_len);
+	struct famfs_omf_entry e;
+	uint64_t i;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	/* Read once: another host may be appending while we walk. */
+	res->committed = __atomic_load_n(&log->next_index, __ATOMIC_ACQUIRE);
+	if (res->committed > slots) {
+		res->bad = true;
+		res->valid = from;
+		snprintf(res->why, sizeof(res->why),
+			 "log header claims %llu entries but the log has room for %llu",
+			 (unsigned long long)res->committed,
+			 (unsigned long long)slots);
+		return famfs_fail(EUCLEAN, "%s", res->why);
+	}
+	for (i = from; i < res->committed; i++) {
+		memcpy(&e, entry_at(log, i), sizeof(e));
+		rc = famfs_entry_check(&e, i, g);
+		if (rc) {
+			res->bad = true;
+			res->valid = i;
+			snprintf(res->why, sizeof(res->why), "%s",
+				 famfs_errmsg());
+			return rc;
+		}
+		if (fn) {
+			rc = fn(&e, i, arg);
+			if (rc) {
+				res->valid = i;
+				return rc;
+			}
+		}
+	}
+	res->valid = res->committed;
+	return 0;
+}
+
+int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
+{
+	struct famfs_omf_log *log = dev->log;
+	struct famfs_omf_entry *slot;
+	uint64_t index;
+
+	if (!dev->writable || !log)
+		return famfs_fail(EROFS, "%s is open read-only", dev->path);
+	if (famfs_role(dev) != FAMFS_ROLE_MASTER)
+		return famfs_fail(EPERM, "this host is not the famfs master of %s; only the master may change the log",
+				  dev->path);
+
+	famfs_dev_invalidate(dev, log, sizeof(*log));
+	index = log->next_index;
+	if (index >= famfs_log_slots(dev->log_len))
+		return famfs_fail(ENOSPC, "the log is full (%llu entries); no more files or directories can be created",
+				  (unsigned long long)index);
+
+	e->seqnum = index;
+	e->crc = famfs_entry_crc(e);
+	slot = (struct famfs_omf_entry *)entry_at(log, index);
+	memcpy(slot, e, sizeof(*e));
+	famfs_dev_flush(dev, slot, sizeof(*slot));
+
+	/* Only now does the entry become part of the log. */
+	log->next_seqnum = index + 1;
+	__atomic_store_n(&log->next_index, index + 1, __ATOMIC_RELEASE);
+	famfs_dev_flush(dev, log, sizeof(*log));
+	return 0;
+}

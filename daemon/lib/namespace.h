@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The namespace a log describes: directories and files, built by applying
+ * log entries in order. Inode numbers are stable on every host that plays
+ * the same log: 1 for the root, log index + 2 for everything else.
+ */
+#ifndef FAMFS_NAMESPACE_H
+#define FAMFS_NAMESPACE_H
+
+#include "libfamfs.h"
+
+#define FAMFS_ROOT_INO 1
+
+struct famfs_node {
+	uint64_t ino;
+	char name[FAMFS_PATH_LEN]; /* last path component */
+	bool is_dir;
+	uint32_t mode; /* permission bits only */
+	uint32_t uid, gid;
+	uint64_t size;	/* files */
+	uint32_t flags; /* FAMFS_FILE_* */
+	struct famfs_omf_fmap fmap; /* files: checked copy from the log */
+	struct famfs_node *parent;
+	struct famfs_node *first_child, *last_child, *next_sibling;
+	uint64_t nchildren;
+	struct famfs_node *hash_next; /* (parent, name) hash chain */
+};
+
+struct famfs_ns {
+	struct famfs_node root;
+	struct famfs_node **by_index; /* log index -> node (NULL: none) */
+	uint64_t nindex;	      /* entries applied: next index to apply */
+	uint64_t cap;
+	struct famfs_node **hash;
+	uint64_t nhash;
+	uint64_t files, dirs;
+};
+
+void famfs_ns_init(struct famfs_ns *ns, uint32_t root_mode, uint32_t uid,
+		   uint32_t gid);
+void famfs_ns_free(struct famfs_ns *ns);
+/*
+ * Apply a checked entry at @index (== ns->nindex). A path whose parent is
+ * missing or not a directory, or that exists already, returns -ENOENT,
+ * -ENOTDIR or -EEXIST with famfs_errmsg() set; the entry is then skipped
+ * (the index still advances) so one bad entry hides only itself.
+ */
+int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
+		   uint64_t index);
+struct famfs_node *famfs_ns_get(const struct famfs_ns *ns, uint64_t ino);
+struct famfs_node *famfs_ns_lookup(const struct famfs_ns *ns,
+				   const struct famfs_node *dir,
+				   const char *name);
+/* Resolve a relative path ("a/b/c"); NULL when any part is missing. */
+struct famfs_node *famfs_ns_resolve(const struct famfs_ns *ns,
+				    const char *relpath);
+/* The path of a node relative to the root, into @buf. */
+void famfs_ns_path(const struct famfs_node *n, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* famfs fsck: check a famfs and say what is wrong, in text or JSON. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "libfamfs.h"
+#include "tool_util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs fsck [--json] [-v] DEVICE|MOUNTPOINT\n"
+		"\n"
+		"Check a famfs: the superblock and log CRCs, every log entry (type,\n"
+		"path, extents inside the device and aligned), the directory tree the\n"
+		"log builds, and that no two files share memory. Then print a summary:\n"
+		"files, directories, space used and free, and how full the log is.\n"
+		"fsck only reads; it never changes the device.\n"
+		"\n"
+		"DEVICE is a devdax device (/dev/dax0.0) or a famfs image file;\n"
+		"MOUNTPOINT is any path inside a mounted famfs.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json      print the result as one JSON object\n"
+		"  -v, --verbose   also list every log entry\n"
+		"  -h, --help      show this help\n"
+		"\n"
+		"Exit status (several may be added together, as with e2fsck):\n"
+		"   0  the file system is clean\n"
+		"   1  errors were found in the log or in the allocations\n"
+		"   2  no valid famfs: bad or missing superblock or log header\n"
+		"   8  could not check: missing device, no permission...\n"
+		"  16  usage error\n");
+}
+
+static int list_entry(const struct famfs_omf_entry *e, uint64_t index,
+		      void *arg)
+{
+	char sz[32];
+
+	(void)arg;
+	switch (e->type) {
+	case FAMFS_ENTRY_FILE:
+		printf("  %6llu  file   %-40s %10s  mode %04o  uid %u gid %u  %s\n",
+		       (unsigned long long)index, e->file.relpath,
+		       human_size(e->file.size, sz, sizeof(sz)), e->file.mode & 07777,
+		       e->file.uid, e->file.gid,
+		       e->file.fmap.ext_type == FAMFS_EXT_INTERLEAVE ?
+			       "interleaved" : "simple");
+		break;
+	case FAMFS_ENTRY_MKDIR:
+		printf("  %6llu  mkdir  %-40s %10s  mode %04o  uid %u gid %u\n",
+		       (unsigned long long)index, e->mkdir.relpath, "",
+		       e->mkdir.mode & 07777, e->mkdir.uid, e->mkdir.gid);
+		break;
+	default:
+		printf("  %6llu  add-daxdev index %u\n", (unsigned long long)index,
+		       e->daxdev.index);
+	}
+	return 0;
+}
+
+static const char *status_word(int status)
+{
+	return status == FAMFS_FSCK_CLEAN ? "clean" :
+	       status == FAMFS_FSCK_ERRORS ? "errors" : "no-filesystem";
+}
+
+static void print_json(const char *path, const struct famfs_fsck *r, int status)
+{
+	char u[37];
+
+	printf("{\"device\":");
+	json_string(stdout, path);
+	printf(",\"status\":\"%s\",\"exit_code\":%d", status_word(status), status);
+	printf(",\"superblock\":{\"valid\":%s", r->sb_valid ? "true" : "false");
+	if (r->sb_valid) {
+		famfs_uuid_str(r->fs_uuid, u);
+		printf(",\"uuid\":\"%s\"", u);
+		famfs_uuid_str(r->system_uuid, u);
+		printf(",\"master_uuid\":\"%s\",\"role\":\"%s\",\"alloc_unit\":%llu",
+		       u, famfs_role_name(r->role),
+		       (unsigned long long)r->alloc_unit);
+	}
+	printf("},\"log\":{\"valid\":%s,\"bytes\":%llu,\"slots\":%llu,\"used\":%llu}",
+	       r->log_valid ? "true" : "false", (unsigned long long)r->log_len,
+	       (unsigned long long)r->log_slots, (unsigned long long)r->log_used);
+	printf(",\"files\":%llu,\"directories\":%llu,\"bytes_in_files\":%llu",
+	       (unsigned long long)r->files, (unsigned long long)r->dirs,
+	       (unsigned long long)r->bytes_in_files);
+	printf(",\"space\":{\"device\":%llu,\"used\":%llu,\"free\":%llu}",
+	       (unsigned long long)r->dev_size,
+	       (unsigned long long)r->space_used,
+	       (unsigned long long)r->space_free);
+	printf(",\"problems\":[");
+	for (unsigned int i = 0; i < r->nproblems; i++) {
+		if (i)
+			putchar(',');
+		json_string(stdout, r->problems[i]);
+	}
+	printf("],\"problems_not_listed\":%u}\n", r->problems_dropped);
+}
+
+static void print_text(const char *path, const struct famfs_fsck *r,
+		       int status)
+{
+	char a[32], b[32], c[32], u[37];
+
+	printf("famfs fsck %s\n", path);
+	if (r->sb_valid) {
+		famfs_uuid_str(r->fs_uuid, u);
+		printf("  superblock:  valid, uuid %s, this host is %s\n", u,
+		       famfs_role_name(r->role));
+	}
+	if (r->log_valid) {
+		printf("  log:         %s, %llu of %llu entries used (%.1f%%)\n",
+		       human_size(r->log_len, a, sizeof(a)),
+		       (unsigned long long)r->log_used,
+		       (unsigned long long)r->log_slots,
+		       r->log_slots ? 100.0 * (double)r->log_used /
+					      (double)r->log_slots : 0.0);
+		printf("  contents:    %llu files (%s), %llu directories\n",
+		       (unsigned long long)r->files,
+		       human_size(r->bytes_in_files, a, sizeof(a)),
+		       (unsigned long long)r->dirs);
+		printf("  space:       %s used, %s free of %s\n",
+		       human_size(r->space_used, a, sizeof(a)),
+		       human_size(r->space_free, b, sizeof(b)),
+		       human_size(r->dev_size, c, sizeof(c)));
+	}
+	for (unsigned int i = 0; i < r->nproblems; i++)
+		fprintf(stderr, "%s: %s\n", path, r->problems[i]);
+	if (r->problems_dropped)
+		fprintf(stderr, "%s: ... and %u more problems\n", path,
+			r->problems_dropped);
+	printf("  result:      %s\n",
+	       status == FAMFS_FSCK_CLEAN ? "clean" :
+	       status == FAMFS_FSCK_ERRORS ? "ERRORS FOUND" :
+					     "NOT A VALID FAMFS");
+}
+
+int cmd_fsck(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct famfs_fsck r;
+	struct famfs_dev dev;
+	bool json = false;
+	int verbose = 0, c, status;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jvh?", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return FAMFS_FSCK_CLEAN;
+		default:
+			usage(stderr);
+			return FAMFS_FSCK_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "famfs fsck: %s\n",
+			optind == argc ? "no device or mount point given" :
+					 "too many arguments");
+		usage(stderr);
+		return FAMFS_FSCK_USAGE;
+	}
+
+	if (famfs_dev_open(argv[optind], 0, &dev)) {
+		fprintf(stderr, "famfs fsck: %s\n", famfs_errmsg());
+		return FAMFS_FSCK_FAILED;
+	}
+	if (famfs_fsck(&dev, &r)) {
+		fprintf(stderr, "famfs fsck: %s\n", famfs_errmsg());
+		famfs_dev_close(&dev);
+		return FAMFS_FSCK_FAILED;
+	}
+	status = famfs_fsck_status(&r);
+	if (json) {
+		print_json(argv[optind], &r, status);
+	} else {
+		print_text(argv[optind], &r, status);
+		if (verbose && r.log_valid) {
+			struct famfs_geometry g;
+			struct famfs_walk w;
+
+			printf("  entries:\n");
+			famfs_sb_geometry(dev.sb, &g);
+			famfs_log_walk(dev.log, dev.log_len, &g, 0, list_entry,
+				       NULL, &w);
+		}
+	}
+	famfs_dev_close(&dev);
+	return status;
+}

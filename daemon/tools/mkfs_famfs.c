@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* mkfs.famfs: put a new famfs on a dax device or a regular file. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libfamfs.h"
+#include "tool_util.h"
+
+/* exit codes, as in mkfs.famfs(8) */
+enum { MKFS_OK = 0, MKFS_FAILED = 1, MKFS_USAGE = 2 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: mkfs.famfs [-f] [-k] [-l LOGSIZE] DEVICE\n"
+		"\n"
+		"Create a famfs file system on DEVICE: a devdax device such as\n"
+		"/dev/dax0.0, or a regular file (for testing) whose size is a\n"
+		"multiple of 2 MiB. The host that runs mkfs becomes the famfs\n"
+		"master: only it may create files; other hosts mount as clients.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --force         overwrite an existing famfs on DEVICE\n"
+		"  -k, --kill          invalidate the superblock of an existing famfs\n"
+		"                      so nothing mounts it (needs -f; data is left)\n"
+		"  -l, --loglen SIZE   size of the metadata log: a power of two of at\n"
+		"                      least 8m (the default); suffixes k, m, g\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n"
+		"\n"
+		"Exit status: 0 success, 1 the file system was not made (the message\n"
+		"says why), 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "kill", no_argument, NULL, 'k' },
+		{ "loglen", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	struct famfs_mkfs_opts mo = { 0 };
+	struct famfs_dev dev;
+	bool kill = false;
+	char a[32], uuid[37];
+	const char *path;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "fkl:h?V", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			mo.force = true;
+			break;
+		case 'k':
+			kill = true;
+			break;
+		case 'l':
+			if (famfs_parse_size(optarg, &mo.log_len)) {
+				fprintf(stderr, "mkfs.famfs: --loglen: %s\n",
+					famfs_errmsg());
+				return MKFS_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return MKFS_OK;
+		case 'V':
+			printf("mkfs.famfs %s\n", FAMFS_VERSION);
+			return MKFS_OK;
+		default:
+			usage(stderr);
+			return MKFS_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "mkfs.famfs: %s\n",
+			optind == argc ? "no device given" : "too many arguments");
+		usage(stderr);
+		return MKFS_USAGE;
+	}
+	path = argv[optind];
+
+	if (kill) {
+		if (!mo.force) {
+			fprintf(stderr, "mkfs.famfs: -k destroys the famfs on %s; add -f to confirm\n",
+				path);
+			return MKFS_USAGE;
+		}
+		if (famfs_kill_super(path)) {
+			fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
+			return MKFS_FAILED;
+		}
+		printf("famfs superblock on %s invalidated\n", path);
+		return MKFS_OK;
+	}
+
+	rc = famfs_mkfs(path, &mo);
+	if (rc) {
+		fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
+		return MKFS_FAILED;
+	}
+
+	/* Report what was made, read back through the library. */
+	if (famfs_dev_open_fs(path, 0, &dev)) {
+		fprintf(stderr, "mkfs.famfs: made, but cannot read it back: %s\n",
+			famfs_errmsg());
+		return MKFS_FAILED;
+	}
+	famfs_uuid_str(dev.sb->fs_uuid, uuid);
+	printf("famfs created on %s\n", path);
+	printf("  device size:      %s\n", human_size(dev.size, a, sizeof(a)));
+	printf("  log:              %s, room for %llu entries\n",
+	       human_size(dev.log_len, a, sizeof(a)),
+	       (unsigned long long)famfs_log_slots(dev.log_len));
+	printf("  allocation unit:  %s\n",
+	       human_size(dev.sb->alloc_unit, a, sizeof(a)));
+	printf("  space for files:  %s\n",
+	       human_size(dev.size - FAMFS_LOG_OFFSET - dev.log_len, a,
+			  sizeof(a)));
+	printf("  file system UUID: %s\n", uuid);
+	famfs_uuid_str(dev.sb->system_uuid, uuid);
+	printf("  master host UUID: %s (this host)\n", uuid);
+	famfs_dev_close(&dev);
+	return MKFS_OK;
+}

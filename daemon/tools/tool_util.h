@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Output helpers shared by the famfs command-line tools. */
+#ifndef FAMFS_TOOL_UTIL_H
+#define FAMFS_TOOL_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Print @s as a JSON string literal, quotes included. */
+void json_string(FILE *f, const char *s);
+/* "1.5 GiB", "8 MiB", "512 B" */
+const char *human_size(uint64_t bytes, char *buf, size_t len);
+
+#endif

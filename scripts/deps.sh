@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install every Debian package the build, the tests and the tools need.
+# Idempotent: only missing packages are installed, and apt's lists are
+# refreshed only when something has to be installed.
+set -eu
+
+# Grouped by what needs them; keep this the single list of build deps.
+BUILD="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
+       zlib1g-dev uuid-dev libfuse3-dev libsystemd-dev"
+TEST="libcmocka-dev fuse3 python3 python3-pytest util-linux"
+KERNEL="debootstrap qemu-system-x86 qemu-utils busybox-static cpio xz-utils
+        zstd kmod ndctl"
+
+want=""
+for p in $BUILD $TEST ${DEPS_KERNEL:+$KERNEL}; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+		grep -q '^install ok installed$' || want="$want $p"
+done
+
+[ -z "$want" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages:$want" >&2
+	echo "deps: run 'sudo $0' or install them with apt-get" >&2
+	exit 1
+fi
+
+echo "deps: installing:$want"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $want >/dev/null
