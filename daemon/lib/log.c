@@ -187,7 +187,9 @@ int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
 {
 	struct famfs_omf_log *log = dev->log;
 	struct famfs_omf_entry *slot;
+	struct famfs_geometry g;
 	uint64_t index;
+	int rc;
 
 	if (!dev->writable || !log)
 		return famfs_fail(EROFS, "%s is open read-only", dev->path);
@@ -203,6 +205,11 @@ int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
 
 	e->seqnum = index;
 	e->crc = famfs_entry_crc(e);
+	/* Never write what a reader would reject. */
+	famfs_sb_geometry(dev->sb, &g);
+	rc = famfs_entry_check(e, index, &g);
+	if (rc)
+		return rc;
 	slot = (struct famfs_omf_entry *)entry_at(log, index);
 	memcpy(slot, e, sizeof(*e));
 	famfs_dev_flush(dev, slot, sizeof(*slot));

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Appending files and directories to the log. */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "writer.h"
+
+static int replay_entry(const struct famfs_omf_entry *e, uint64_t index,
+			void *arg)
+{
+	struct famfs_writer *w = arg;
+	int rc = famfs_ns_apply(&w->ns, e, index);
+
+	/* A name clash hides one entry; only running out of memory stops us. */
+	if (rc == -ENOMEM)
+		return rc;
+	if (e->type == FAMFS_ENTRY_FILE)
+		famfs_alloc_mark_fmap(&w->alloc, &e->file.fmap);
+	return 0;
+}
+
+int famfs_writer_begin(struct famfs_writer *w, struct famfs_dev *dev)
+{
+	struct famfs_walk walk;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->dev = dev;
+	if (!dev->log)
+		return famfs_fail(EINVAL, "%s has no valid famfs", dev->path);
+	if (famfs_role(dev) != FAMFS_ROLE_MASTER)
+		return famfs_fail(EPERM, "this host is a client of %s; only the master host can create files and directories",
+				  dev->path);
+	if (!dev->writable)
+		return famfs_fail(EROFS, "%s is open read-only", dev->path);
+	rc = famfs_dev_lock(dev);
+	if (rc)
+		return rc;
+	famfs_dev_invalidate(dev, dev->log, dev->log_len);
+	rc = famfs_log_check_header(dev->log, dev->log_len);
+	if (rc)
+		goto fail;
+	famfs_sb_geometry(dev->sb, &w->g);
+	famfs_ns_init(&w->ns, 0755, 0, 0);
+	rc = famfs_alloc_init(&w->alloc, &w->g);
+	if (rc)
+		goto fail;
+	rc = famfs_log_walk(dev->log, dev->log_len, &w->g, 0, replay_entry, w,
+			    &walk);
+	if (rc) {
+		if (walk.bad)
+			rc = famfs_fail(EUCLEAN, "the log is damaged (%s); run famfs fsck",
+					walk.why);
+		goto fail;
+	}
+	return 0;
+fail:
+	famfs_writer_end(w);
+	return rc;
+}
+
+void famfs_writer_end(struct famfs_writer *w)
+{
+	if (!w->dev)
+		return;
+	famfs_ns_free(&w->ns);
+	famfs_alloc_release(&w->alloc);
+	famfs_dev_unlock(w->dev);
+	w->dev = NULL;
+}
+
+/* Check the path can be created, as the namespace would on replay. */
+static int check_new_path(struct famfs_writer *w, const char *relpath)
+{
+	const char *slash;
+	char parent[FAMFS_PATH_LEN];
+	const struct famfs_node *dir;
+
+	while (*relpath == '/')
+		relpath++;
+	if (strlen(relpath) >= FAMFS_PATH_LEN)
+		return famfs_fail(ENAMETOOLONG, "\"%s\" is longer than the %d bytes a famfs path may have",
+				  relpath, FAMFS_PATH_LEN - 1);
+	if (!*relpath)
+		return famfs_fail(EEXIST, "the root directory exists already");
+	if (famfs_ns_resolve(&w->ns, relpath))
+		return famfs_fail(EEXIST, "\"%s\" exists already", relpath);
+	slash = strrchr(relpath, '/');
+	if (slash) {
+		memcpy(parent, relpath, (size_t)(slash - relpath));
+		parent[slash - relpath] = '\0';
+		dir = famfs_ns_resolve(&w->ns, parent);
+		if (!dir)
+			return famfs_fail(ENOENT, "directory \"%s\" does not exist", parent);
+		if (!dir->is_dir)
+			return famfs_fail(ENOTDIR, "\"%s\" is not a directory", parent);
+	}
+	return 0;
+}
+
+static int append(struct famfs_writer *w, struct famfs_omf_entry *e)
+{
+	uint64_t index = w->dev->log->next_index;
+	struct famfs_omf_entry copy;
+	int rc = famfs_log_append(w->dev, e);
+
+	if (rc)
+		return rc;
+	memcpy(&copy, e, sizeof(copy));
+	return famfs_ns_apply(&w->ns, &copy, index);
+}
+
+static void set_path(char dst[FAMFS_PATH_LEN], const char *relpath)
+{
+	while (*relpath == '/')
+		relpath++;
+	strncpy(dst, relpath, FAMFS_PATH_LEN - 1);
+}
+
+int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
+		       uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	struct famfs_omf_entry e;
+	int rc = check_new_path(w, relpath);
+
+	if (rc)
+		return rc;
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_MKDIR;
+	e.mkdir.mode = mode & 07777;
+	e.mkdir.uid = uid;
+	e.mkdir.gid = gid;
+	set_path(e.mkdir.relpath, relpath);
+	return append(w, &e);
+}
+
+int famfs_writer_creat(struct famfs_writer *w, const char *relpath,
+		       uint64_t size, uint32_t mode, uint32_t uid,
+		       uint32_t gid, const struct famfs_interleave *il,
+		       const struct famfs_node **out)
+{
+	struct famfs_omf_entry e;
+	int rc = check_new_path(w, relpath);
+
+	if (rc)
+		return rc;
+	if (size == 0)
+		return famfs_fail(EINVAL, "\"%s\": famfs files are pre-allocated and need a size > 0",
+				  relpath);
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_FILE;
+	e.file.size = size;
+	e.file.flags = FAMFS_FILE_ALL_HOSTS_RW;
+	e.file.mode = mode & 07777;
+	e.file.uid = uid;
+	e.file.gid = gid;
+	set_path(e.file.relpath, relpath);
+	if (il) {
+		rc = famfs_interleave_check(il, &w->g);
+		if (!rc)
+			rc = famfs_alloc_interleaved(&w->alloc, size, il,
+						     &e.file.fmap);
+	} else {
+		rc = famfs_alloc_contig(&w->alloc, size, &e.file.fmap);
+	}
+	if (rc)
+		return rc;
+	rc = append(w, &e);
+	/*
+	 * If the append failed the units stay marked in our map; that only
+	 * makes this writer more careful, and the next one starts afresh.
+	 */
+	if (!rc && out)
+		*out = famfs_ns_resolve(&w->ns, relpath);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Creating files and directories: the only way anything is added to a
+ * famfs. A writer holds the log lock from begin to end, replays the log
+ * once, and keeps its namespace and free map current as it appends, so
+ * copying a tree of many files replays the log only once.
+ */
+#ifndef FAMFS_WRITER_H
+#define FAMFS_WRITER_H
+
+#include "libfamfs.h"
+#include "namespace.h"
+
+struct famfs_writer {
+	struct famfs_dev *dev;
+	struct famfs_geometry g;
+	struct famfs_ns ns;
+	struct famfs_alloc alloc;
+};
+
+/*
+ * Lock the log and replay it. -EPERM on a client, -EUCLEAN when the log
+ * has a bad entry (nothing is appended after damage: fsck first).
+ */
+int famfs_writer_begin(struct famfs_writer *w, struct famfs_dev *dev);
+void famfs_writer_end(struct famfs_writer *w);
+
+int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
+		       uint32_t mode, uint32_t uid, uint32_t gid);
+/*
+ * Allocate @size bytes (contiguous, or striped when @il is non-NULL) and
+ * log a file. On success *@out is its node in w->ns.
+ */
+int famfs_writer_creat(struct famfs_writer *w, const char *relpath,
+		       uint64_t size, uint32_t mode, uint32_t uid,
+		       uint32_t gid, const struct famfs_interleave *il,
+		       const struct famfs_node **out);
+
+#endif
