@@ -178,6 +178,22 @@ void famfs_dev_unlock(struct famfs_dev *dev);
 /* Size in bytes of a devdax device, a regular file or a block device. */
 int famfs_device_size(int fd, const char *path, uint64_t *size);
 
+/* ---- file data through the device mapping (DAX and FILE devices) ---- */
+
+#include <sys/types.h>
+
+/*
+ * Copy file bytes [off, off+len) of a file of @size bytes mapped by @fm.
+ * Reads stop at the end of the file; a write that would pass the end
+ * fails with -EFBIG, since famfs files never grow.
+ */
+ssize_t famfs_data_read(const struct famfs_dev *dev,
+			const struct famfs_omf_fmap *fm, uint64_t size,
+			uint64_t off, void *buf, size_t len);
+ssize_t famfs_data_write(const struct famfs_dev *dev,
+			 const struct famfs_omf_fmap *fm, uint64_t size,
+			 uint64_t off, const void *buf, size_t len);
+
 /* ---- roles --------------------------------------------------------------- */
 
 enum famfs_role {
