@@ -83,6 +83,12 @@ exec unshare -m --propagation private sh -eu -c '
 	mount -t proc proc "$R/proc"
 	mount --bind /dev "$R/dev"
 	mount -t tmpfs tmpfs "$R/tmp"
+	# Make the chroot look like a trixie system with linux-source-6.12.
+	src=$(dirname "$R")/root/usr/src/linux-source-6.12.tar.xz
+	if [ -f "$src" ]; then
+		: >"$R/usr/src/linux-source-6.12.tar.xz"
+		mount --bind "$src" "$R/usr/src/linux-source-6.12.tar.xz"
+	fi
 	cd /
 	exec chroot "$R" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" \
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
