@@ -275,6 +275,11 @@ static void clflush_range(const void *addr, size_t len)
 #endif
 }
 
+void famfs_mem_flush(const void *addr, size_t len)
+{
+	clflush_range(addr, len);
+}
+
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);

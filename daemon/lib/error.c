@@ -2,6 +2,7 @@
 /* Per-thread "what went wrong" for callers to print. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -14,10 +15,13 @@ const char *famfs_errmsg(void)
 
 int famfs_fail(int err, const char *fmt, ...)
 {
+	char buf[sizeof(last_error)];
 	va_list ap;
 
+	/* Format aside: callers may pass famfs_errmsg() as an argument. */
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	memcpy(last_error, buf, sizeof(buf));
 	return -err;
 }

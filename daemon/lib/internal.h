@@ -9,6 +9,9 @@
 int famfs_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A relative famfs path: no empty, "." or ".." components. */
+int famfs_relpath_check(const char *p);
+
 static inline bool famfs_is_pow2(uint64_t x)
 {
 	return x && !(x & (x - 1));

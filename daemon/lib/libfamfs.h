@@ -169,6 +169,12 @@ int famfs_dev_open_fs(const char *path, unsigned int flags,
 void famfs_dev_close(struct famfs_dev *dev);
 /* Write back a range of device memory so other hosts see it. */
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len);
+/*
+ * Write back and drop the CPU cache lines of any mapping (a file mapped
+ * from a mounted famfs, say): what famfs flush does for non-coherent
+ * shared memory. A no-op where the architecture keeps caches coherent.
+ */
+void famfs_mem_flush(const void *addr, size_t len);
 /* Drop cached copies of a range so we see other hosts' writes. */
 void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len);

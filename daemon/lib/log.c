@@ -56,31 +56,39 @@ int famfs_log_check_header(const struct famfs_omf_log *log, uint64_t log_len)
  * A relative path of at most FAMFS_PATH_LEN-1 bytes, made of non-empty
  * components other than "." and "..".
  */
-static int check_relpath(const char *p, uint64_t index)
+int famfs_relpath_check(const char *p)
 {
 	size_t len = strnlen(p, FAMFS_PATH_LEN);
 	const char *c;
 
 	if (len == FAMFS_PATH_LEN)
-		return famfs_fail(EUCLEAN, "log entry %llu: path is not NUL-terminated",
-				  (unsigned long long)index);
+		return famfs_fail(ENAMETOOLONG, "path is not NUL-terminated within %d bytes",
+				  FAMFS_PATH_LEN);
 	if (len == 0 || p[0] == '/')
-		return famfs_fail(EUCLEAN, "log entry %llu: path \"%s\" is not a relative path",
-				  (unsigned long long)index, p);
+		return famfs_fail(EUCLEAN, "path \"%s\" is not a relative path", p);
 	for (c = p; *c;) {
 		size_t n = strcspn(c, "/");
 
 		if (n == 0 || (n == 1 && c[0] == '.') ||
 		    (n == 2 && c[0] == '.' && c[1] == '.'))
-			return famfs_fail(EUCLEAN, "log entry %llu: path \"%s\" has an empty, \".\" or \"..\" component",
-					  (unsigned long long)index, p);
+			return famfs_fail(EUCLEAN, "path \"%s\" has an empty, \".\" or \"..\" component",
+					  p);
 		c += n;
 		if (*c == '/')
 			c++;
 	}
 	if (p[len - 1] == '/')
-		return famfs_fail(EUCLEAN, "log entry %llu: path \"%s\" ends with '/'",
-				  (unsigned long long)index, p);
+		return famfs_fail(EUCLEAN, "path \"%s\" ends with '/'", p);
+	return 0;
+}
+
+static int check_entry_path(const char *p, uint64_t index)
+{
+	int rc = famfs_relpath_check(p);
+
+	if (rc)
+		return famfs_fail(-rc, "log entry %llu: %s",
+				  (unsigned long long)index, famfs_errmsg());
 	return 0;
 }
 
@@ -101,7 +109,7 @@ int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
 
 	switch (e->type) {
 	case FAMFS_ENTRY_FILE:
-		rc = check_relpath(e->file.relpath, index);
+		rc = check_entry_path(e->file.relpath, index);
 		if (rc)
 			return rc;
 		/* upstream's cp may record S_IFREG; nothing else fits */
@@ -115,7 +123,7 @@ int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
 					  e->file.relpath, famfs_errmsg());
 		return 0;
 	case FAMFS_ENTRY_MKDIR:
-		rc = check_relpath(e->mkdir.relpath, index);
+		rc = check_entry_path(e->mkdir.relpath, index);
 		if (rc)
 			return rc;
 		if ((e->mkdir.mode & ~07777u) & ~(uint32_t)S_IFDIR)

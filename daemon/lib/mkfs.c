@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uuid/uuid.h>
 
 #include "internal.h"
@@ -36,13 +37,25 @@ static bool is_mounted(const char *path, char *where, size_t len)
 	return found;
 }
 
+/* mkfs and kill work on the raw device, never through a mount. */
+static int open_raw_device(const char *path, struct famfs_dev *dev)
+{
+	char where[PATH_MAX];
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return famfs_fail(EISDIR, "%s is a directory; famfs needs a dax device or a regular file",
+				  path);
+	if (is_mounted(path, where, sizeof(where)))
+		return famfs_fail(EBUSY, "%s is mounted on %s; unmount it first",
+				  path, where);
+	return famfs_dev_open(path, FAMFS_OPEN_RW, dev);
+}
+
 static int check_device(const struct famfs_dev *dev, uint64_t log_len)
 {
 	uint64_t need = FAMFS_LOG_OFFSET + log_len + FAMFS_ALLOC_UNIT;
 
-	if (dev->kind == FAMFS_DEV_META)
-		return famfs_fail(EISDIR, "%s is a directory; mkfs.famfs needs a dax device or a regular file",
-				  dev->path);
 	if (dev->size < need)
 		return famfs_fail(ENOSPC, "%s is too small: %llu bytes; a famfs with a %llu MiB log needs at least %llu bytes (%llu MiB)",
 				  dev->path, (unsigned long long)dev->size,
@@ -60,17 +73,13 @@ int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 	uint64_t log_len = opts->log_len ? opts->log_len : FAMFS_LOG_MIN_LEN;
 	struct famfs_omf_superblock *sb;
 	struct famfs_dev dev;
-	char where[PATH_MAX];
 	uint8_t me[FAMFS_UUID_LEN];
 	int rc;
 
 	if (log_len < FAMFS_LOG_MIN_LEN || !famfs_is_pow2(log_len))
 		return famfs_fail(EINVAL, "log size %llu is invalid: it must be a power of two of at least 8 MiB",
 				  (unsigned long long)log_len);
-	if (is_mounted(path, where, sizeof(where)))
-		return famfs_fail(EBUSY, "%s is mounted on %s; unmount it first",
-				  path, where);
-	rc = famfs_dev_open(path, FAMFS_OPEN_RW, &dev);
+	rc = open_raw_device(path, &dev);
 	if (rc)
 		return rc;
 	rc = check_device(&dev, log_len);
@@ -127,18 +136,12 @@ out:
 int famfs_kill_super(const char *path)
 {
 	struct famfs_dev dev;
-	char where[PATH_MAX];
 	int rc;
 
-	if (is_mounted(path, where, sizeof(where)))
-		return famfs_fail(EBUSY, "%s is mounted on %s; unmount it first",
-				  path, where);
-	rc = famfs_dev_open(path, FAMFS_OPEN_RW, &dev);
+	rc = open_raw_device(path, &dev);
 	if (rc)
 		return rc;
-	if (dev.kind == FAMFS_DEV_META) {
-		rc = famfs_fail(EISDIR, "%s is a directory, not a device", path);
-	} else if (dev.sb->magic != FAMFS_SUPER_MAGIC) {
+	if (dev.sb->magic != FAMFS_SUPER_MAGIC) {
 		rc = famfs_fail(ENOENT, "%s holds no famfs superblock", path);
 	} else {
 		dev.sb->magic = 0;

@@ -57,4 +57,15 @@ struct famfs_node *famfs_ns_resolve(const struct famfs_ns *ns,
 /* The path of a node relative to the root, into @buf. */
 void famfs_ns_path(const struct famfs_node *n, char *buf, size_t len);
 
+/*
+ * Build @ns from every committed entry of @dev's log, for readers: no lock
+ * is taken and nothing is written. Entries that clash (EEXIST, missing
+ * parent) are skipped as on replay and counted in *@skipped (may be NULL).
+ * On a damaged log the walk stops at the bad entry: @walk says where and
+ * why, @ns keeps what came before it, and the return is negative. The
+ * caller frees @ns with famfs_ns_free() in every case.
+ */
+int famfs_ns_load(struct famfs_dev *dev, struct famfs_ns *ns,
+		  struct famfs_walk *walk, uint64_t *skipped);
+
 #endif

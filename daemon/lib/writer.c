@@ -84,6 +84,9 @@ static int check_new_path(struct famfs_writer *w, const char *relpath)
 				  relpath, FAMFS_PATH_LEN - 1);
 	if (!*relpath)
 		return famfs_fail(EEXIST, "the root directory exists already");
+	if (famfs_relpath_check(relpath))
+		return famfs_fail(EINVAL, "cannot create \"%s\": %s", relpath,
+				  famfs_errmsg());
 	if (famfs_ns_resolve(&w->ns, relpath))
 		return famfs_fail(EEXIST, "\"%s\" exists already", relpath);
 	slash = strrchr(relpath, '/');

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Scratch famfs images for the unit tests. */
+#ifndef FAMFS_TEST_HELPERS_H
+#define FAMFS_TEST_HELPERS_H
+
+#include <stdint.h>
+
+#include "libfamfs.h"
+
+#define MiB (1024ULL * 1024)
+
+struct scratch {
+	char dir[64];
+	char image[128];
+	char uuid_file[128];
+};
+
+/* A temp dir with a sparse image of @size bytes; this process is master. */
+void scratch_make(struct scratch *s, uint64_t size);
+/* As scratch_make, then mkfs with the default log. */
+void scratch_mkfs(struct scratch *s, uint64_t size);
+void scratch_drop(struct scratch *s);
+/* Play another host: a different system UUID file. */
+void scratch_become_other_host(struct scratch *s);
+
+#endif

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The allocator: first fit, interleaving, and never the same unit twice. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+static const struct famfs_geometry g = {
+	.dev_size = 256 * MiB,
+	.alloc_unit = 2 * MiB,
+	.data_start = 10 * MiB,
+};
+
+static void first_fit_skips_used_space(void **state)
+{
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	assert_int_equal(a.used, 5); /* superblock + log */
+	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
+	assert_int_equal(f.simple.se[0].offset, 10 * MiB);
+	assert_int_equal(f.simple.se[0].len, 2 * MiB);
+	assert_int_equal(famfs_alloc_mark(&a, 14 * MiB, 2 * MiB), 0);
+	assert_int_equal(famfs_alloc_contig(&a, 3 * MiB, &f), 0);
+	assert_int_equal(f.simple.se[0].offset, 16 * MiB); /* 12 alone is too short */
+	assert_int_equal(famfs_alloc_contig(&a, 2 * MiB, &f), 0);
+	assert_int_equal(f.simple.se[0].offset, 12 * MiB); /* the hole is reused */
+	assert_int_equal(famfs_alloc_mark(&a, 12 * MiB, 4 * MiB), 2);
+	famfs_alloc_release(&a);
+}
+
+struct range {
+	uint64_t off, len;
+};
+
+static void collect(uint64_t devindex, uint64_t off, uint64_t len, void *arg)
+{
+	struct range **r = arg;
+
+	(void)devindex;
+	(*r)->off = off;
+	(*r)->len = len;
+	(*r)++;
+}
+
+/* Allocate until full; no two ranges may overlap, and nothing is lost. */
+static void never_hands_out_a_unit_twice(void **state)
+{
+	struct range ranges[256], *end = ranges;
+	struct famfs_interleave il = { 4, 2, 2 * MiB };
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+	uint64_t total = 0;
+	int i = 0, rc;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	for (;; i++) {
+		if (i % 3 == 0)
+			rc = famfs_alloc_interleaved(&a, 4 * MiB, &il, &f);
+		else
+			rc = famfs_alloc_contig(&a, (uint64_t)(i % 5 + 1) * MiB, &f);
+		if (rc) {
+			assert_int_equal(rc, -ENOSPC);
+			if (a.used == a.nunits)
+				break;
+			continue; /* this shape no longer fits; smaller ones may */
+		}
+		famfs_fmap_for_each_range(&f, collect, &end);
+	}
+	for (struct range *p = ranges; p < end; p++) {
+		total += p->len;
+		assert_true(p->off >= g.data_start);
+		assert_true(p->off + p->len <= g.dev_size);
+		for (struct range *q = p + 1; q < end; q++)
+			assert_true(p->off + p->len <= q->off ||
+				    q->off + q->len <= p->off);
+	}
+	assert_int_equal(total, (a.used - 5) * g.alloc_unit);
+	assert_int_equal(a.used, a.nunits); /* the device ended up full */
+	famfs_alloc_release(&a);
+}
+
+static void strips_come_from_distinct_buckets(void **state)
+{
+	struct famfs_interleave il = { 8, 4, 4 * MiB };
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+	uint64_t bucket = 256 * MiB / 8;
+
+	(void)state;
+	assert_int_equal(famfs_interleave_check(&il, &g), 0);
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	for (int n = 0; n < 3; n++) {
+		struct famfs_omf_iext *ie = &f.interleave.ie[0];
+
+		assert_int_equal(famfs_alloc_interleaved(&a, 20 * MiB, &il, &f), 0);
+		assert_int_equal(famfs_fmap_check(&f, 20 * MiB, &g), 0);
+		assert_int_equal(ie->nstrips, 4);
+		/* 20 MiB in 16 MiB stripes: 2 stripes, 8 MiB strips */
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(ie->strips[i].len, 8 * MiB);
+			for (int j = i + 1; j < 4; j++)
+				assert_int_not_equal(ie->strips[i].offset / bucket,
+						     ie->strips[j].offset / bucket);
+		}
+	}
+	famfs_alloc_release(&a);
+}
+
+static void failed_interleave_gives_space_back(void **state)
+{
+	struct famfs_interleave il = { 2, 2, 2 * MiB };
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+	uint64_t used;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	/* fill the second bucket so only one strip can be placed */
+	famfs_alloc_mark(&a, 128 * MiB, 128 * MiB);
+	used = a.used;
+	assert_int_equal(famfs_alloc_interleaved(&a, 8 * MiB, &il, &f), -ENOSPC);
+	assert_int_equal(a.used, used);
+	assert_int_equal(famfs_alloc_contig(&a, 118 * MiB, &f), 0);
+	famfs_alloc_release(&a);
+}
+
+static void bad_interleave_params(void **state)
+{
+	struct famfs_interleave il;
+
+	(void)state;
+	il = (struct famfs_interleave){ 4, 0, 2 * MiB };
+	assert_int_equal(famfs_interleave_check(&il, &g), -EINVAL);
+	il = (struct famfs_interleave){ 2, 4, 2 * MiB };
+	assert_int_equal(famfs_interleave_check(&il, &g), -EINVAL);
+	il = (struct famfs_interleave){ 4, 2, 3 * MiB };
+	assert_int_equal(famfs_interleave_check(&il, &g), -EINVAL);
+	il = (struct famfs_interleave){ 4, 17, 2 * MiB };
+	assert_int_equal(famfs_interleave_check(&il, &g), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(first_fit_skips_used_space),
+		cmocka_unit_test(never_hands_out_a_unit_twice),
+		cmocka_unit_test(strips_come_from_distinct_buckets),
+		cmocka_unit_test(failed_interleave_gives_space_back),
+		cmocka_unit_test(bad_interleave_params),
+	};
+
+	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);
+}

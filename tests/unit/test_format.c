@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The on-media layout against the sizes and offsets of upstream famfs's
+ * x86_64 structures (src/famfs_meta.h at format 2.2), and the checksums
+ * against values computed independently (Python's zlib.crc32 over the same
+ * little-endian bytes).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "libfamfs.h"
+
+static void superblock_layout(void **state)
+{
+	(void)state;
+	assert_int_equal(sizeof(struct famfs_omf_superblock), 200);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, magic), 0);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, version), 8);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, log_offset), 16);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, log_len), 24);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, alloc_unit), 32);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, omf_major), 40);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, omf_minor), 44);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, fs_uuid), 48);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, dev_uuid), 64);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, system_uuid), 80);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, crc), 96);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, flags), 104);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, daxdev), 112);
+	assert_int_equal(offsetof(struct famfs_omf_superblock, daxdev.name), 136);
+}
+
+static void log_layout(void **state)
+{
+	(void)state;
+	assert_int_equal(sizeof(struct famfs_omf_log), 48);
+	assert_int_equal(offsetof(struct famfs_omf_log, last_index), 16);
+	assert_int_equal(offsetof(struct famfs_omf_log, crc), 24);
+	assert_int_equal(offsetof(struct famfs_omf_log, next_seqnum), 32);
+	assert_int_equal(offsetof(struct famfs_omf_log, next_index), 40);
+	assert_int_equal(sizeof(struct famfs_omf_entry), 544);
+	assert_int_equal(offsetof(struct famfs_omf_entry, type), 8);
+	assert_int_equal(offsetof(struct famfs_omf_entry, file), 16);
+	assert_int_equal(offsetof(struct famfs_omf_entry, crc), 536);
+	assert_int_equal(offsetof(struct famfs_omf_entry, file.relpath), 16 + 24);
+	assert_int_equal(offsetof(struct famfs_omf_entry, file.fmap), 16 + 104);
+	assert_int_equal(offsetof(struct famfs_omf_entry, file.fmap.simple.se),
+			 16 + 104 + 16);
+	assert_int_equal(offsetof(struct famfs_omf_entry, mkdir.relpath), 16 + 12);
+	assert_int_equal(offsetof(struct famfs_omf_entry, daxdev.index), 16 + 24);
+	/* an 8 MiB log holds 15420 entries, last index 15419, as upstream */
+	assert_int_equal(famfs_log_slots(8 * 1024 * 1024), 15420);
+}
+
+static void checksums(void **state)
+{
+	struct famfs_omf_superblock sb;
+	struct famfs_omf_log log;
+
+	(void)state;
+	famfs_log_init(&log, 8 * 1024 * 1024);
+	assert_int_equal(log.last_index, 15419);
+	assert_int_equal(log.crc, 0xa5875078);
+
+	memset(&sb, 0, sizeof(sb));
+	sb.magic = FAMFS_SUPER_MAGIC;
+	sb.version = 48;
+	sb.log_offset = 0x200000;
+	sb.log_len = 0x800000;
+	sb.alloc_unit = 0x200000;
+	sb.omf_major = 2;
+	sb.omf_minor = 2;
+	memset(sb.fs_uuid, 0x11, 16);
+	memset(sb.dev_uuid, 0x22, 16);
+	memset(sb.system_uuid, 0x33, 16);
+	assert_int_equal(famfs_sb_crc(&sb), 0x3ee484f3);
+	/* fields after the CRC are not covered */
+	sb.flags = 7;
+	sb.daxdev.size = 123;
+	assert_int_equal(famfs_sb_crc(&sb), 0x3ee484f3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(superblock_layout),
+		cmocka_unit_test(log_layout),
+		cmocka_unit_test(checksums),
+	};
+
+	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fsck: clean file systems pass; each kind of damage is named. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "writer.h"
+
+static bool has_problem(const struct famfs_fsck *r, const char *a,
+			const char *b)
+{
+	for (unsigned int i = 0; i < r->nproblems; i++)
+		if (strstr(r->problems[i], a) && (!b || strstr(r->problems[i], b)))
+			return true;
+	return false;
+}
+
+static void make_files(struct famfs_dev *dev)
+{
+	struct famfs_interleave il = { 4, 2, 2 * MiB };
+	struct famfs_writer w;
+
+	assert_int_equal(famfs_writer_begin(&w, dev), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "d", 0755, 0, 0), 0);
+	assert_int_equal(famfs_writer_creat(&w, "d/a", 5 * MiB, 0644, 0, 0,
+					    NULL, NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "s", 9 * MiB, 0644, 0, 0, &il,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "b", 1, 0644, 0, 0, NULL,
+					    NULL), 0);
+	famfs_writer_end(&w);
+}
+
+static struct famfs_omf_entry *entry(struct famfs_dev *dev, uint64_t i)
+{
+	return (struct famfs_omf_entry *)((uint8_t *)dev->log +
+					  FAMFS_LOG_ENTRIES_OFFSET) + i;
+}
+
+static void counts_a_clean_fs(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+
+	(void)state;
+	scratch_mkfs(&s, 256 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	make_files(&dev);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.files, 3);
+	assert_int_equal(r.dirs, 1);
+	assert_int_equal(r.log_used, 4);
+	/* 10 MiB metadata + 6 + 12 (2 strips x 3 chunks... rounded) + 2 */
+	assert_int_equal(r.space_used + r.space_free, 256 * MiB);
+	assert_int_equal(r.space_used, (10 + 6 + 12 + 2) * MiB);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void flipped_entry_is_named(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+
+	(void)state;
+	scratch_mkfs(&s, 256 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	make_files(&dev);
+	((uint8_t *)entry(&dev, 1))[30] ^= 0xff;
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
+	assert_true(has_problem(&r, "log entry 1", "CRC mismatch"));
+	assert_true(has_problem(&r, "2 committed log entries after entry 1", NULL));
+	assert_int_equal(r.dirs, 1); /* entry 0 still counted */
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void overlapping_files_are_found(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct famfs_omf_entry e;
+
+	(void)state;
+	scratch_mkfs(&s, 256 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	make_files(&dev);
+	/* a well-formed entry that reuses d/a's memory */
+	memcpy(&e, entry(&dev, 1), sizeof(e));
+	strcpy(e.file.relpath, "thief");
+	assert_int_equal(famfs_dev_lock(&dev), 0);
+	assert_int_equal(famfs_log_append(&dev, &e), 0);
+	famfs_dev_unlock(&dev);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
+	assert_true(has_problem(&r, "log entry 4 (file \"thief\")", "overlaps"));
+	assert_int_equal(r.overlap_bytes, 6 * MiB);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void bad_superblock_and_header(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open(s.image, FAMFS_OPEN_RW, &dev), 0);
+	dev.sb->log_len ^= 1;
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_NOFS);
+	assert_true(has_problem(&r, "superblock", "CRC mismatch"));
+	dev.sb->log_len ^= 1;
+	dev.log->crc ^= 1;
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_NOFS);
+	assert_true(has_problem(&r, "log", "CRC mismatch"));
+	dev.log->crc ^= 1;
+	dev.log->next_index = 1u << 20;
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_NOFS);
+	assert_true(has_problem(&r, "log", "room for"));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(counts_a_clean_fs),
+		cmocka_unit_test(flipped_entry_is_named),
+		cmocka_unit_test(overlapping_files_are_found),
+		cmocka_unit_test(bad_superblock_and_header),
+	};
+
+	return cmocka_run_group_tests_name("fsck", tests, NULL, NULL);
+}

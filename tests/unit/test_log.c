@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The log: appending through a writer, walking, and damage. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "writer.h"
+
+static struct famfs_omf_entry *entry(struct famfs_dev *dev, uint64_t i)
+{
+	return (struct famfs_omf_entry *)((uint8_t *)dev->log +
+					  FAMFS_LOG_ENTRIES_OFFSET) + i;
+}
+
+static void populate(struct famfs_dev *dev)
+{
+	struct famfs_writer w;
+
+	assert_int_equal(famfs_writer_begin(&w, dev), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "a", 0755, 1, 2), 0);
+	assert_int_equal(famfs_writer_creat(&w, "a/f1", 3 * MiB, 0644, 1, 2,
+					    NULL, NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "f2", 1, 0600, 0, 0, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "a/b", 0700, 0, 0), 0);
+	famfs_writer_end(&w);
+}
+
+static void append_and_walk(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+
+	(void)state;
+	scratch_mkfs(&s, 128 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	populate(&dev);
+	assert_int_equal(dev.log->next_index, 4);
+	assert_int_equal(dev.log->next_seqnum, 4);
+	famfs_sb_geometry(dev.sb, &g);
+	assert_int_equal(famfs_log_walk(dev.log, dev.log_len, &g, 0, NULL,
+					NULL, &walk), 0);
+	assert_int_equal(walk.valid, 4);
+	assert_false(walk.bad);
+	assert_int_equal(entry(&dev, 1)->type, FAMFS_ENTRY_FILE);
+	assert_string_equal(entry(&dev, 1)->file.relpath, "a/f1");
+	assert_int_equal(entry(&dev, 1)->file.fmap.simple.se[0].len, 4 * MiB);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void flipped_entry_is_found_by_number(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+
+	(void)state;
+	scratch_mkfs(&s, 128 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	populate(&dev);
+	((uint8_t *)entry(&dev, 2))[100] ^= 0x5a;
+	famfs_sb_geometry(dev.sb, &g);
+	assert_int_equal(famfs_log_walk(dev.log, dev.log_len, &g, 0, NULL,
+					NULL, &walk), -EBADMSG);
+	assert_true(walk.bad);
+	assert_int_equal(walk.valid, 2); /* entries 0 and 1 still count */
+	assert_non_null(strstr(walk.why, "log entry 2"));
+	assert_non_null(strstr(walk.why, "CRC mismatch"));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void header_claiming_too_much_is_refused(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	dev.log->next_index = famfs_log_slots(dev.log_len) + 1;
+	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "room for 15420"));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void only_the_master_appends(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_writer w;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	scratch_become_other_host(&s);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_CLIENT);
+	assert_int_equal(famfs_writer_begin(&w, &dev), -EPERM);
+	assert_non_null(strstr(famfs_errmsg(), "client"));
+	assert_int_equal(dev.log->next_index, 0);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void names_and_paths_are_checked(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_writer w;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "d", 0755, 0, 0), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "d", 0755, 0, 0), -EEXIST);
+	assert_int_equal(famfs_writer_mkdir(&w, "x/y", 0755, 0, 0), -ENOENT);
+	assert_int_equal(famfs_writer_creat(&w, "f", 1, 0644, 0, 0, NULL, NULL), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "f/z", 0755, 0, 0), -ENOTDIR);
+	assert_int_equal(famfs_writer_mkdir(&w, "d/../e", 0755, 0, 0), -EINVAL);
+	assert_int_equal(famfs_writer_creat(&w, "d/" "0123456789012345678901234567890123456789"
+					    "0123456789012345678901234567890123456789",
+					    1, 0644, 0, 0, NULL, NULL), -ENAMETOOLONG);
+	assert_int_equal(famfs_writer_creat(&w, "big", 1024 * MiB, 0644, 0, 0,
+					    NULL, NULL), -ENOSPC);
+	assert_int_equal(famfs_writer_creat(&w, "empty", 0, 0644, 0, 0, NULL,
+					    NULL), -EINVAL);
+	famfs_writer_end(&w);
+	assert_int_equal(dev.log->next_index, 2);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void full_log_says_so(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_writer w;
+	uint64_t slots;
+	char name[32];
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	slots = famfs_log_slots(dev.log_len);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	for (uint64_t i = 0; i < slots; i++) {
+		snprintf(name, sizeof(name), "d%llu", (unsigned long long)i);
+		assert_int_equal(famfs_writer_mkdir(&w, name, 0755, 0, 0), 0);
+	}
+	assert_int_equal(famfs_writer_mkdir(&w, "one-too-many", 0755, 0, 0),
+			 -ENOSPC);
+	assert_non_null(strstr(famfs_errmsg(), "log is full"));
+	famfs_writer_end(&w);
+	assert_int_equal(dev.log->next_index, slots);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(append_and_walk),
+		cmocka_unit_test(flipped_entry_is_found_by_number),
+		cmocka_unit_test(header_claiming_too_much_is_refused),
+		cmocka_unit_test(only_the_master_appends),
+		cmocka_unit_test(names_and_paths_are_checked),
+		cmocka_unit_test(full_log_says_so),
+	};
+
+	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
+}

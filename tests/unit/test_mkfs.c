@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* mkfs: what it writes, and every way it refuses. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+static void fresh_fs_is_clean_and_empty(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+
+	(void)state;
+	scratch_mkfs(&s, 1024 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), 0);
+	assert_int_equal(dev.sb->version, 48);
+	assert_int_equal(dev.sb->omf_major, 2);
+	assert_int_equal(dev.sb->omf_minor, 2);
+	assert_int_equal(dev.sb->log_offset, 2 * MiB);
+	assert_int_equal(dev.sb->log_len, 8 * MiB);
+	assert_int_equal(dev.sb->daxdev.size, 1024 * MiB);
+	assert_int_equal(dev.log->next_index, 0);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.files + r.dirs, 0);
+	assert_int_equal(r.space_used, 10 * MiB);
+	assert_int_equal(r.space_free, 1014 * MiB);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void refuses_existing_fs_without_force(void **state)
+{
+	struct famfs_mkfs_opts o = { 0 };
+	struct scratch s;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_mkfs(s.image, &o), -EEXIST);
+	assert_non_null(strstr(famfs_errmsg(), "-f"));
+	o.force = true;
+	assert_int_equal(famfs_mkfs(s.image, &o), 0);
+	scratch_drop(&s);
+}
+
+static void refuses_bad_devices(void **state)
+{
+	struct famfs_mkfs_opts o = { 0 };
+	struct scratch s;
+
+	(void)state;
+	scratch_make(&s, 10 * MiB); /* needs 2 + 8 + 2 MiB */
+	assert_int_equal(famfs_mkfs(s.image, &o), -ENOSPC);
+	assert_non_null(strstr(famfs_errmsg(), "too small"));
+	assert_int_equal(truncate(s.image, 13 * MiB), 0);
+	assert_int_equal(famfs_mkfs(s.image, &o), -EINVAL);
+	assert_non_null(strstr(famfs_errmsg(), "multiple of the 2 MiB"));
+	assert_int_equal(famfs_mkfs("/nonexistent/dax9.9", &o), -ENOENT);
+	assert_int_equal(famfs_mkfs(s.dir, &o), -EISDIR);
+	o.log_len = 12 * MiB; /* not a power of two */
+	assert_int_equal(truncate(s.image, 64 * MiB), 0);
+	assert_int_equal(famfs_mkfs(s.image, &o), -EINVAL);
+	o.log_len = 16 * MiB;
+	assert_int_equal(famfs_mkfs(s.image, &o), 0);
+	scratch_drop(&s);
+}
+
+static void kill_invalidates_superblock(void **state)
+{
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct scratch s;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_kill_super(s.image), 0);
+	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), -ENOENT);
+	assert_int_equal(famfs_dev_open(s.image, 0, &dev), 0);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_NOFS);
+	famfs_dev_close(&dev);
+	assert_int_equal(famfs_kill_super(s.image), -ENOENT);
+	scratch_drop(&s);
+}
+
+static void client_cannot_mkfs_over_without_force(void **state)
+{
+	struct famfs_mkfs_opts o = { 0 };
+	struct scratch s;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	scratch_become_other_host(&s);
+	assert_int_equal(famfs_mkfs(s.image, &o), -EEXIST);
+	assert_non_null(strstr(famfs_errmsg(), "another host"));
+	scratch_drop(&s);
+}
+
+static void truncated_device_is_reported(void **state)
+{
+	struct famfs_dev dev;
+	struct scratch s;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(truncate(s.image, 6 * MiB), 0);
+	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "truncated"));
+	scratch_drop(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fresh_fs_is_clean_and_empty),
+		cmocka_unit_test(refuses_existing_fs_without_force),
+		cmocka_unit_test(refuses_bad_devices),
+		cmocka_unit_test(kill_invalidates_superblock),
+		cmocka_unit_test(client_cannot_mkfs_over_without_force),
+		cmocka_unit_test(truncated_device_is_reported),
+	};
+
+	return cmocka_run_group_tests_name("mkfs", tests, NULL, NULL);
+}

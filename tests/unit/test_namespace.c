@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The namespace built from log entries. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "namespace.h"
+
+static struct famfs_omf_entry mkdir_entry(const char *path)
+{
+	struct famfs_omf_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_MKDIR;
+	e.mkdir.mode = 0750;
+	e.mkdir.uid = 7;
+	strcpy(e.mkdir.relpath, path);
+	return e;
+}
+
+static struct famfs_omf_entry file_entry(const char *path, uint64_t size)
+{
+	struct famfs_omf_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_FILE;
+	e.file.size = size;
+	e.file.mode = 0640;
+	strcpy(e.file.relpath, path);
+	return e;
+}
+
+static void builds_a_tree_with_stable_inodes(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+	struct famfs_node *n;
+	char path[128];
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	e = mkdir_entry("a");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 0), 0);
+	e = mkdir_entry("a/b");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 1), 0);
+	e = file_entry("a/b/f", 42);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 2), 0);
+	e = file_entry("g", 1);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 3), 0);
+
+	n = famfs_ns_resolve(&ns, "a/b/f");
+	assert_non_null(n);
+	assert_int_equal(n->ino, 4);
+	assert_int_equal(n->size, 42);
+	assert_int_equal(n->mode, 0640);
+	assert_false(n->is_dir);
+	assert_ptr_equal(famfs_ns_get(&ns, 4), n);
+	assert_ptr_equal(famfs_ns_get(&ns, FAMFS_ROOT_INO), &ns.root);
+	assert_null(famfs_ns_get(&ns, 99));
+	assert_null(famfs_ns_get(&ns, 0));
+	famfs_ns_path(n, path, sizeof(path));
+	assert_string_equal(path, "a/b/f");
+	n = famfs_ns_lookup(&ns, famfs_ns_resolve(&ns, "a"), "b");
+	assert_non_null(n);
+	assert_true(n->is_dir);
+	assert_int_equal(n->ino, 3);
+	assert_int_equal(ns.root.nchildren, 2);
+	assert_string_equal(ns.root.first_child->name, "a");
+	assert_string_equal(ns.root.first_child->next_sibling->name, "g");
+	assert_int_equal(ns.files, 2);
+	assert_int_equal(ns.dirs, 2);
+	famfs_ns_free(&ns);
+}
+
+static void bad_paths_hide_only_their_entry(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	e = file_entry("f", 1);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 0), 0);
+	e = file_entry("f", 1);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 1), -EEXIST);
+	e = mkdir_entry("nope/d");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 2), -ENOENT);
+	e = mkdir_entry("f/d");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 3), -ENOTDIR);
+	assert_non_null(strstr(famfs_errmsg(), "log entry 3"));
+	e = mkdir_entry("d");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 4), 0);
+	assert_int_equal(ns.nindex, 5);
+	assert_int_equal(famfs_ns_resolve(&ns, "d")->ino, 6);
+	e = mkdir_entry("late");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 9), -EINVAL); /* out of order */
+	famfs_ns_free(&ns);
+}
+
+static void many_entries_stay_fast_and_findable(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+	char name[32];
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	for (int i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		e = mkdir_entry(name);
+		assert_int_equal(famfs_ns_apply(&ns, &e, (uint64_t)i), 0);
+	}
+	for (int i = 0; i < 20000; i += 997) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(famfs_ns_resolve(&ns, name)->ino,
+				 (uint64_t)i + 2);
+	}
+	famfs_ns_free(&ns);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(builds_a_tree_with_stable_inodes),
+		cmocka_unit_test(bad_paths_hide_only_their_entry),
+		cmocka_unit_test(many_entries_stay_fast_and_findable),
+	};
+
+	return cmocka_run_group_tests_name("namespace", tests, NULL, NULL);
+}
