@@ -1,0 +1,127 @@
+#!/bin/sh
+# The VM test tier: builds famfs_fuse.ko for the trixie kernel (in the
+# trixie chroot), boots that kernel in QEMU with a busybox initramfs and an
+# NVDIMM, runs tests/vm/cases/*.sh in the guest and prints one line per
+# check, then "N passed, N failed". Exit status 0 only if all passed.
+#
+#   tests/vm/run.sh [CASE,...]     e.g. tests/vm/run.sh 10-module
+#
+# Environment:
+#   FAMFS_CACHE     trixie cache (default <repo>/cache/trixie)
+#   VM_TIMEOUT      seconds before the guest is killed (default 300)
+#   VM_MEM          guest RAM (default 1G)
+#   VM_SMP          guest CPUs (default 1)
+#   VM_KEEP         keep the work directory (logs) and print its path
+#   VM_VERBOSE      copy the guest console to stderr after the run
+#
+# Never loads anything into the host's kernel. Needs root only for the
+# chroot build (debootstrap/chroot/mount).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+C=${FAMFS_CACHE:-$top/cache/trixie}
+export FAMFS_CACHE=$C
+cases=${1:-all}
+timeout_s=${VM_TIMEOUT:-300}
+
+die() { echo "vm-test: error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+log() { echo "vm-test: $*" >&2; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+command -v qemu-system-x86_64 >/dev/null ||
+	die "qemu-system-x86_64 missing (DEPS_KERNEL=1 scripts/deps.sh)"
+
+# 1. Trixie packages and the module.
+kver=$("$top/scripts/trixie-cache.sh") || die "trixie cache failed"
+vmlinuz=$C/root/boot/vmlinuz-$kver
+[ -f "$vmlinuz" ] || die "no $vmlinuz"
+
+w=$(mktemp -d "${TMPDIR:-/tmp}/famfs-vm.XXXXXX")
+if [ -n "${VM_KEEP:-}" ]; then
+	log "work directory: $w"
+else
+	trap 'rm -rf "$w"' EXIT
+fi
+
+t0=$(now)
+"$top/scripts/trixie-chroot.sh" dkms/build.sh -k "$kver" >"$w/build.log" 2>&1 || {
+	tail -n 30 "$w/build.log" >&2
+	die "module build failed (log above)"
+}
+ko=$top/dkms/build/famfs_fuse.ko
+[ -f "$ko" ] || die "no $ko after the build"
+log "module ready ($(since "$t0") s)"
+
+# 2. Initramfs: cached base + our files.
+t0=$(now)
+mkdir -p "$C/vm"
+base=$C/vm/base-$kver.cpio.gz
+"$here/mkinitramfs.sh" "$kver" "$base" || die "initramfs build failed"
+o=$w/overlay
+mkdir -p "$o/tests/cases" "$o/lib/modules"
+cp "$here/guest/init" "$o/init"
+cp "$here/guest/lib.sh" "$o/tests/"
+cp "$here/cases/"*.sh "$o/tests/cases/"
+cp "$ko" "$o/lib/modules/"
+chmod +x "$o/init"
+# Concatenated archives: the kernel unpacks them in order. An uncompressed
+# archive is only recognised at a 4-byte aligned offset, so pad the
+# compressed base with zeros (which the kernel skips).
+(cd "$o" && find . | cpio -o -H newc --quiet) >"$w/overlay.cpio"
+cp "$base" "$w/initrd"
+pad=$(( (512 - $(stat -c %s "$base") % 512) % 512 ))
+head -c "$pad" /dev/zero >>"$w/initrd"
+cat "$w/overlay.cpio" >>"$w/initrd"
+log "initramfs ready ($(since "$t0") s)"
+
+# 3. Boot. The NVDIMM's backing file: sparse, 1 GiB, no labels (the namespace is set up on each boot).
+truncate -s 1G "$w/pmem0.img"
+: >"$w/results"
+t0=$(now)
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
+	-machine pc,nvdimm=on -m "${VM_MEM:-1G},slots=2,maxmem=8G" \
+	-object memory-backend-file,id=pmem0,share=on,mem-path="$w/pmem0.img",size=1G,align=2M \
+	-device nvdimm,memdev=pmem0,id=nvdimm0 \
+	-kernel "$vmlinuz" -initrd "$w/initrd" \
+	-append "console=ttyS0 panic=-1 famfs.test=$cases" \
+	-display none -monitor none -no-reboot \
+	-serial file:"$w/console.log" -serial file:"$w/results" \
+	</dev/null >"$w/qemu.log" 2>&1
+qrc=$?
+set -e
+log "guest ran $(since "$t0") s (qemu exit $qrc)"
+[ -n "${VM_VERBOSE:-}" ] && cat "$w/console.log" >&2
+
+# 4. Results.
+tr -d '\r' <"$w/results" >"$w/results.txt"
+pass=$(grep -c '^ok ' "$w/results.txt" || true)
+fail=$(grep -c '^not ok ' "$w/results.txt" || true)
+grep -E '^(ok|not ok) ' "$w/results.txt" || true
+if ! grep -q '^# done' "$w/results.txt"; then
+	fail=$((fail + 1))
+	echo "not ok - guest did not finish (qemu exit $qrc, timeout ${timeout_s}s)"
+	cat "$w/qemu.log" >&2
+	tail -n 40 "$w/console.log" >&2
+fi
+# The host also checks the whole console for kernel trouble.
+if grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' \
+	"$w/console.log" >"$w/trouble" 2>/dev/null; then
+	fail=$((fail + 1))
+	echo "not ok - kernel log of the guest is clean"
+	head -n 20 "$w/trouble" >&2
+else
+	pass=$((pass + 1))
+	echo "ok - kernel log of the guest is clean"
+fi
+[ "$fail" -eq 0 ] || [ -z "${VM_VERBOSE:-}" ] || true
+if [ "$fail" -ne 0 ] && [ -z "${VM_KEEP:-}" ]; then
+	mkdir -p "$C/vm/last-failure"
+	cp "$w/console.log" "$w/results.txt" "$w/build.log" "$C/vm/last-failure/" 2>/dev/null || true
+	log "logs of this run: $C/vm/last-failure/"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
