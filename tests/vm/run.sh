@@ -65,6 +65,17 @@ cp "$here/guest/init" "$o/init"
 cp "$here/guest/lib.sh" "$o/tests/"
 cp "$here/cases/"*.sh "$o/tests/cases/"
 cp "$ko" "$o/lib/modules/"
+# Guest helper programs (tests/vm/guest-src/*.c), static, built here.
+mkdir -p "$o/usr/bin" "$C/vm/bin"
+for src in "$here/guest-src/"*.c; do
+	b=$C/vm/bin/$(basename "$src" .c)
+	if [ ! -x "$b" ] || [ "$src" -nt "$b" ] ||
+		[ -n "$(find "$top/dkms/include" -newer "$b" -name '*.h' 2>/dev/null)" ]; then
+		${CC:-cc} -static -O2 -Wall -Wextra -Werror -I"$top/dkms/include/uapi" \
+			-o "$b" "$src" || die "cannot build $src"
+	fi
+	cp "$b" "$o/usr/bin/"
+done
 chmod +x "$o/init"
 # Concatenated archives: the kernel unpacks them in order. An uncompressed
 # archive is only recognised at a 4-byte aligned offset, so pad the
