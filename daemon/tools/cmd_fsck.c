@@ -131,10 +131,9 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 		       human_size(r->dev_size, c, sizeof(c)));
 	}
 	for (unsigned int i = 0; i < r->nproblems; i++)
-		fprintf(stderr, "%s: %s\n", path, r->problems[i]);
+		printf("  problem:     %s\n", r->problems[i]);
 	if (r->problems_dropped)
-		fprintf(stderr, "%s: ... and %u more problems\n", path,
-			r->problems_dropped);
+		printf("  problem:     ... and %u more\n", r->problems_dropped);
 	printf("  result:      %s\n",
 	       status == FAMFS_FSCK_CLEAN ? "clean" :
 	       status == FAMFS_FSCK_ERRORS ? "ERRORS FOUND" :

@@ -1,0 +1,51 @@
+# famfs front door. Every target installs what it needs first (scripts/deps.sh).
+#
+#   make            build the tools and the daemon (build/)
+#   make demo       make a file-backed famfs and show the tools on it
+#   make check      every test tier; ends with "N passed, N failed, N skipped"
+#   make fuzz       each libFuzzer harness for 10 minutes
+#   make clean      remove the build directories
+
+BUILD      ?= build
+TESTBUILD  ?= build-test
+FUZZBUILD  ?= build-fuzz
+CHECK_TIERS ?= unit fuzz
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps build demo check test-builds fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+# meson setup only once per directory; ninja rebuilds what changed.
+$(BUILD)/build.ninja:
+	meson setup $(BUILD)
+
+$(TESTBUILD)/build.ninja:
+	meson setup $(TESTBUILD) -Db_sanitize=address,undefined -Db_lundef=false
+
+$(FUZZBUILD)/build.ninja:
+	CC=clang meson setup $(FUZZBUILD) -Dfuzz=true -Dtests=false \
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		-Dc_args=-fsanitize=fuzzer-no-link
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+test-builds: build $(TESTBUILD)/build.ninja $(FUZZBUILD)/build.ninja
+	ninja -C $(TESTBUILD)
+	ninja -C $(FUZZBUILD)
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+check: test-builds
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh $(CHECK_TIERS)
+
+fuzz: test-builds
+	FUZZ_SECONDS=600 tests/run-all.sh fuzz
+
+clean:
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD)
