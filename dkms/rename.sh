@@ -32,6 +32,9 @@ drop() {
 }
 
 # 1. Parts we do not ship: CUSE and virtiofs stay with the built-in fuse.
+# The stock kernel's config has no famfs option: this build always has it.
+famfs_cfg=0
+grep -q '^config FUSE_FAMFS_DAX$' "$d/Kconfig" && famfs_cfg=1
 rm -f "$d/cuse.c" "$d/virtio_fs.c" "$d/Kconfig"
 
 # 2. Module name and objects.
@@ -47,6 +50,13 @@ cat >>"$d/Makefile" <<'EOF'
 # fuse.h) come before the ones of the kernel we build against.
 NOSTDINC_FLAGS += -I$(src)/../../include/uapi
 EOF
+if [ $famfs_cfg = 1 ]; then
+	cat >>"$d/Makefile" <<'EOF'
+# famfs support is always built in here (not an option of the stock kernel).
+CONFIG_FUSE_FAMFS_DAX := y
+ccflags-y += -DCONFIG_FUSE_FAMFS_DAX=1
+EOF
+fi
 
 # 3. Log prefix and trace system.
 subst fuse_i.h 1 's/^# define pr_fmt(fmt) "fuse: " fmt$/# define pr_fmt(fmt) "famfs_fuse: " fmt/'

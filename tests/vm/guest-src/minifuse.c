@@ -9,12 +9,16 @@
  *     -t FSTYPE  file system type for mount(2) (default famfs_fuse)
  *     -i FILE    write the INIT flags the kernel offered (hex, 64 bit:
  *                flags | flags2 << 32) to FILE
+ *     -F         accept FUSE_DAX_FMAP (famfs mode) in the INIT reply
+ *     -R         drop CAP_SYS_RAWIO before serving (an unprivileged server)
+ *     -l FILE    append the opcode of every request received to FILE
  *
  * It mounts, then forks: the parent exits 0 once the mount is in place and
  * the child serves requests until the connection goes away (unmount).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/fuse.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,13 +26,34 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "famfs_fuse_abi.h"
 
 #define HELLO "hello from famfs_fuse\n"
 #define HELLO_INO 2
 #define BUFSZ (128 * 1024 + 4096)
 
-static const char *init_file;
+static const char *init_file, *log_file;
+static int accept_famfs, drop_rawio;
+
+static void drop_cap_sys_rawio(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0) {
+		perror("capget");
+		return;
+	}
+	d[CAP_SYS_RAWIO / 32].effective &= ~(1u << (CAP_SYS_RAWIO % 32));
+	d[CAP_SYS_RAWIO / 32].permitted &= ~(1u << (CAP_SYS_RAWIO % 32));
+	if (syscall(SYS_capset, &h, d) < 0)
+		perror("capset");
+}
 
 static int reply(int fd, uint64_t unique, int error, const void *p, size_t n)
 {
@@ -84,6 +109,10 @@ static void serve(int fd)
 {
 	static char buf[BUFSZ];
 
+	FILE *log = log_file ? fopen(log_file, "a") : NULL;
+
+	if (log)
+		setvbuf(log, NULL, _IOLBF, 0);
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		struct fuse_in_header *ih = (void *)buf;
@@ -94,6 +123,8 @@ static void serve(int fd)
 			continue;
 		if (n < (ssize_t)sizeof(*ih))
 			return; /* ENODEV: unmounted */
+		if (log)
+			fprintf(log, "%u\n", ih->opcode);
 
 		switch (ih->opcode) {
 		case FUSE_INIT: {
@@ -120,6 +151,10 @@ static void serve(int fd)
 			out.max_background = 16;
 			out.congestion_threshold = 12;
 			out.time_gran = 1;
+			if (accept_famfs && (offered & FUSE_DAX_FMAP)) {
+				out.flags |= FUSE_INIT_EXT;
+				out.flags2 |= (uint32_t)(FUSE_DAX_FMAP >> 32);
+			}
 			reply(fd, ih->unique, 0, &out, sizeof(out));
 			break;
 		}
@@ -221,7 +256,7 @@ int main(int argc, char **argv)
 	char opts[128];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:FR")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -232,12 +267,21 @@ int main(int argc, char **argv)
 		case 'i':
 			init_file = optarg;
 			break;
+		case 'l':
+			log_file = optarg;
+			break;
+		case 'F':
+			accept_famfs = 1;
+			break;
+		case 'R':
+			drop_rawio = 1;
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-F] [-R] MNT\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -257,6 +301,8 @@ int main(int argc, char **argv)
 		perror("fork");
 		return 1;
 	case 0:
+		if (drop_rawio)
+			drop_cap_sys_rawio();
 		serve(fd);
 		_exit(0);
 	default:

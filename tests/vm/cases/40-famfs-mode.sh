@@ -1,0 +1,20 @@
+# famfs mode: the kernel offers FUSE_DAX_FMAP; a privileged server gets it,
+# a server without CAP_SYS_RAWIO is refused.
+t "famfs_fuse loads" insmod /lib/modules/famfs_fuse.ko
+mkdir -p /mnt/f
+t "kernel offers FUSE_DAX_FMAP (bit 43)" sh -c '
+	minifuse -i /tmp/init1 /mnt/f && ls /mnt/f >/dev/null && umount /mnt/f &&
+	v=$(cat /tmp/init1) && echo "offered $v" && [ $(( (v >> 43) & 1 )) -eq 1 ]'
+t "privileged server gets famfs mode" sh -c '
+	minifuse -F /mnt/f && [ "$(cat /mnt/f/hello)" = "hello from famfs_fuse" ] &&
+	umount /mnt/f'
+t "server without CAP_SYS_RAWIO is refused famfs mode" sh -c '
+	dmesg -c >/dev/null
+	minifuse -F -R /mnt/f || exit 1
+	cat /mnt/f/hello 2>/dev/null && { umount /mnt/f; exit 1; }
+	umount /mnt/f; dmesg | grep -q "famfs mode refused"'
+t "unprivileged server without famfs still works" sh -c '
+	minifuse -R /mnt/f && [ "$(cat /mnt/f/hello)" = "hello from famfs_fuse" ] &&
+	umount /mnt/f'
+t "module unloads" rmmod famfs_fuse
+t "kernel log clean after famfs mode tests" dmesg_clean
