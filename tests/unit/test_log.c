@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -168,6 +170,56 @@ static void full_log_says_so(void **state)
 	scratch_drop(&s);
 }
 
+/* Two processes appending at once: every entry lands, none interleaves. */
+static void concurrent_appenders_serialise(void **state)
+{
+	enum { PER_PROC = 200 };
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	pid_t pid[2];
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	for (int p = 0; p < 2; p++) {
+		pid[p] = fork();
+		assert_true(pid[p] >= 0);
+		if (pid[p] == 0) {
+			struct famfs_writer w;
+			char name[32];
+			int bad = 0;
+
+			if (famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev))
+				_exit(1);
+			for (int i = 0; i < PER_PROC; i++) {
+				/* one writer per entry: lock, replay, append, unlock */
+				snprintf(name, sizeof(name), "p%d-%d", p, i);
+				if (famfs_writer_begin(&w, &dev)) {
+					bad++;
+					continue;
+				}
+				bad += famfs_writer_mkdir(&w, name, 0755, 0, 0) != 0;
+				famfs_writer_end(&w);
+			}
+			_exit(bad ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < 2; p++) {
+		int st;
+
+		assert_int_equal(waitpid(pid[p], &st, 0), pid[p]);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), 0);
+	assert_int_equal(dev.log->next_index, 2 * PER_PROC);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.dirs, 2 * PER_PROC);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +229,7 @@ int main(void)
 		cmocka_unit_test(only_the_master_appends),
 		cmocka_unit_test(names_and_paths_are_checked),
 		cmocka_unit_test(full_log_says_so),
+		cmocka_unit_test(concurrent_appenders_serialise),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
