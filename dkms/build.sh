@@ -80,8 +80,8 @@ if [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
 fi
 rm -f "$out/stamp" "$out/famfs_fuse.ko"
 
-# 1. Pristine sources, extracted once per tarball.
-tarid=$(ls -l --time-style=+%s "$src" | awk '{print $5 "-" $6}')
+# 1. Pristine sources, extracted once per tarball and file list.
+tarid=$(ls -l --time-style=+%s "$src" | awk '{print $5 "-" $6}')-$(md5sum <"$here/source-files" | cut -c1-12)
 pristine=$out/pristine
 if [ "$(cat "$pristine/.tarid" 2>/dev/null)" != "$tarid" ]; then
 	log "extracting fs/fuse and friends from $src"

@@ -51,11 +51,15 @@ cat >>"$d/Makefile" <<'EOF'
 NOSTDINC_FLAGS += -I$(src)/../../include/uapi
 EOF
 if [ $famfs_cfg = 1 ]; then
-	cat >>"$d/Makefile" <<'EOF'
-# famfs support is always built in here (not an option of the stock kernel).
-CONFIG_FUSE_FAMFS_DAX := y
-ccflags-y += -DCONFIG_FUSE_FAMFS_DAX=1
-EOF
+	# Before the object lists that test it.
+	{
+		echo '# famfs is always built here (the stock kernel has no such option).'
+		echo 'CONFIG_FUSE_FAMFS_DAX := y'
+		cat "$d/Makefile"
+		# After the Makefile's own "ccflags-y =".
+		echo 'ccflags-y += -DCONFIG_FUSE_FAMFS_DAX=1'
+	} >"$d/Makefile.tmp"
+	mv "$d/Makefile.tmp" "$d/Makefile"
 fi
 
 # 3. Log prefix and trace system.

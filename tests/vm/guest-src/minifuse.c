@@ -12,6 +12,8 @@
  *     -F         accept FUSE_DAX_FMAP (famfs mode) in the INIT reply
  *     -R         drop CAP_SYS_RAWIO before serving (an unprivileged server)
  *     -l FILE    append the opcode of every request received to FILE
+ *     -m MODE    how to answer FUSE_GET_FMAP (see fmap_reply(); default
+ *                "good": one 2 MiB simple extent at offset 0 of device 0)
  *
  * It mounts, then forks: the parent exits 0 once the mount is in place and
  * the child serves requests until the connection goes away (unmount).
@@ -37,6 +39,119 @@
 
 static const char *init_file, *log_file;
 static int accept_famfs, drop_rawio;
+static const char *fmap_mode = "good";
+
+#define MIB2 (2ULL << 20)
+
+static size_t put_se(char *p, uint32_t dev, uint64_t off, uint64_t len)
+{
+	struct fuse_famfs_simple_ext se = {
+		.se_devindex = dev, .se_offset = off, .se_len = len,
+	};
+
+	memcpy(p, &se, sizeof(se));
+	return sizeof(se);
+}
+
+static size_t put_ie(char *p, uint32_t nstrips, uint32_t chunk, uint64_t nbytes)
+{
+	struct fuse_famfs_iext ie = {
+		.ie_nstrips = nstrips, .ie_chunk_size = chunk,
+		.ie_nbytes = nbytes,
+	};
+
+	memcpy(p, &ie, sizeof(ie));
+	return sizeof(ie);
+}
+
+/*
+ * Build the GET_FMAP reply for fmap_mode into buf; returns its length, or
+ * a negative errno to answer with an error. The "good*" modes are valid,
+ * every other one breaks one rule the kernel must check.
+ */
+static int fmap_reply(char *buf, size_t max)
+{
+	struct fuse_famfs_fmap_header h = {
+		.file_type = FUSE_FAMFS_FILE_REG, .fmap_version = 1,
+		.ext_type = FUSE_FAMFS_EXT_SIMPLE, .nextents = 1,
+		.file_size = strlen(HELLO),
+	};
+	const char *m = fmap_mode;
+	size_t n = sizeof(h);
+	uint32_t i;
+
+	memset(buf, 0, max);
+	if (!strcmp(m, "good") || !strcmp(m, "trailing")) {
+		n += put_se(buf + n, 0, 0, MIB2);
+		if (!strcmp(m, "trailing"))
+			n += 24;
+	} else if (!strcmp(m, "good-multi")) {
+		h.nextents = 3;
+		for (i = 0; i < 3; i++)
+			n += put_se(buf + n, i, 4 * MIB2 * i, MIB2);
+	} else if (!strcmp(m, "good-iext") || !strcmp(m, "iext-shortstrip") ||
+		   !strcmp(m, "iext-manystrips") || !strcmp(m, "iext-chunk0")) {
+		uint32_t ns = 2, chunk = MIB2;
+		uint64_t nb = strlen(HELLO), slen = MIB2;
+
+		if (!strcmp(m, "iext-shortstrip"))
+			nb = 4 * MIB2;	/* 4 chunks, 2 stripes: needs 4 MiB */
+		if (!strcmp(m, "iext-manystrips"))
+			ns = 33;
+		if (!strcmp(m, "iext-chunk0"))
+			chunk = 0;
+		h.ext_type = FUSE_FAMFS_EXT_INTERLEAVE;
+		n += put_ie(buf + n, ns, chunk, nb);
+		for (i = 0; i < ns && n + 24 <= max; i++)
+			n += put_se(buf + n, i, 0, slen);
+	} else if (!strcmp(m, "short")) {
+		n = 16;
+	} else if (!strcmp(m, "version")) {
+		h.fmap_version = 2;
+		n += put_se(buf + n, 0, 0, MIB2);
+	} else if (!strcmp(m, "exttype")) {
+		h.ext_type = 7;
+		n += put_se(buf + n, 0, 0, MIB2);
+	} else if (!strcmp(m, "noext")) {
+		h.nextents = 0;
+	} else if (!strcmp(m, "toomany")) {
+		h.nextents = 33;
+		for (i = 0; i < 33; i++)
+			n += put_se(buf + n, 0, MIB2 * i, MIB2);
+	} else if (!strcmp(m, "unaligned")) {
+		n += put_se(buf + n, 0, 4096, MIB2);
+	} else if (!strcmp(m, "zerolen")) {
+		n += put_se(buf + n, 0, 0, 0);
+	} else if (!strcmp(m, "baddev")) {
+		n += put_se(buf + n, 24, 0, MIB2);
+	} else if (!strcmp(m, "shortmap")) {
+		h.file_size = 3 * MIB2;
+		n += put_se(buf + n, 0, 0, MIB2);
+	} else if (!strcmp(m, "truncated")) {
+		h.nextents = 2;
+		n += put_se(buf + n, 0, 0, MIB2);
+	} else if (!strcmp(m, "wrap")) {
+		n += put_se(buf + n, 0, ~0ULL - MIB2 + 1, 2 * MIB2);
+	} else if (!strcmp(m, "oversize")) {
+		n = 5000;
+	} else if (!strcmp(m, "garbage")) {
+		uint32_t x = 2463534242u;
+
+		for (i = 0; i < 512; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			buf[i] = x;
+		}
+		return 512;
+	} else if (!strcmp(m, "error")) {
+		return -EIO;
+	} else {
+		return -ENOSYS;
+	}
+	memcpy(buf, &h, sizeof(h));
+	return n > max ? (int)max : (int)n;
+}
 
 static void drop_cap_sys_rawio(void)
 {
@@ -223,6 +338,16 @@ static void serve(int fd)
 			reply(fd, ih->unique, 0, d, o);
 			break;
 		}
+		case FUSE_GET_FMAP: {
+			static char f[8192];
+			int len = fmap_reply(f, sizeof(f));
+
+			if (len < 0)
+				reply(fd, ih->unique, len, NULL, 0);
+			else
+				reply(fd, ih->unique, 0, f, len);
+			break;
+		}
 		case FUSE_STATFS: {
 			struct fuse_statfs_out out;
 
@@ -256,7 +381,7 @@ int main(int argc, char **argv)
 	char opts[128];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:FR")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:FR")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -270,6 +395,9 @@ int main(int argc, char **argv)
 		case 'l':
 			log_file = optarg;
 			break;
+		case 'm':
+			fmap_mode = optarg;
+			break;
 		case 'F':
 			accept_famfs = 1;
 			break;
@@ -281,7 +409,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-F] [-R] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-F] [-R] MNT\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
