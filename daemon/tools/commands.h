@@ -9,6 +9,19 @@ struct famfs_command {
 	int (*run)(int argc, char **argv);
 };
 
+int cmd_check(int argc, char **argv);
+int cmd_chkread(int argc, char **argv);
+int cmd_clone(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
+int cmd_creat(int argc, char **argv);
+int cmd_flush(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
+int cmd_getmap(int argc, char **argv);
+int cmd_logplay(int argc, char **argv);
+int cmd_mkdir(int argc, char **argv);
+int cmd_mkmeta(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -1,23 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs: the command-line front end; it dispatches to a subcommand. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 
 static const struct famfs_command commands[] = {
+	{ "mount", "mount a famfs (runs mount.famfs)", cmd_mount },
+	{ "status", "list mounted famfs file systems and their health", cmd_status },
 	{ "fsck", "check a famfs on a device or a mounted famfs", cmd_fsck },
+	{ "check", "check that every file in a mount is mapped by the log", cmd_check },
+	{ "mkdir", "create directories", cmd_mkdir },
+	{ "creat", "create (allocate) files, optionally filled with a pattern", cmd_creat },
+	{ "cp", "copy files and directory trees into a famfs", cmd_cp },
+	{ "verify", "check a file's contents against a creat -r pattern", cmd_verify },
+	{ "flush", "write back the CPU cache for files", cmd_flush },
+	{ "logplay", "show the log, and make a mount show every entry", cmd_logplay },
+	{ "getmap", "show where a file's bytes live on the device", cmd_getmap },
+	{ "chkread", "compare a file read with read(2) and with mmap", cmd_chkread },
+	{ "mkmeta", "(upstream's standalone famfs only; not needed)", cmd_mkmeta },
+	{ "clone", "(upstream test tool; not provided)", cmd_clone },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Exit codes of famfs itself, as upstream's: 1 no command, 3 unknown one. */
+#define EXIT_NO_COMMAND 1
+#define EXIT_UNKNOWN_COMMAND 3
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: famfs [--version] [--help] COMMAND [ARGS]\n"
+		"Usage: famfs [--device DEV] [--dryrun] [--version] [--help] COMMAND [ARGS]\n"
 		"\n"
 		"famfs shares memory (CXL, or any devdax device) between hosts as\n"
-		"files. 'mkfs.famfs DEVICE' makes one; these commands work on it.\n"
+		"files. 'mkfs.famfs DEVICE' makes one, 'famfs mount' mounts it, and\n"
+		"these commands work on it.\n"
+		"\n"
+		"Global options:\n"
+		"  -D, --device=DEV  work on the famfs on DEV (a /dev/daxX.Y device or\n"
+		"                    an image file) instead of a mounted famfs; paths\n"
+		"                    are then relative to the famfs root. For recovery\n"
+		"                    and tests; mkdir, creat, cp, verify, getmap, flush\n"
+		"                    and logplay take it.\n"
+		"  -n, --dryrun      same as 'logplay -n'; no other command has a dry run\n"
+		"  -V, --version     print the version\n"
+		"  -h, --help        show this help\n"
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -25,28 +55,75 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"'famfs COMMAND --help' explains a command, its options and its\n"
-		"exit status. See also famfs(8) and mkfs.famfs(8).\n");
+		"exit status. See also famfs(8) and mkfs.famfs(8).\n"
+		"\n"
+		"Exit status of famfs itself: 1 when no command is given, 3 for an\n"
+		"unknown command; otherwise that of the command.\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'D' },
+		{ "dryrun", no_argument, NULL, 'n' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	/* "+": stop at the command; what follows belongs to it. */
+	while ((c = getopt_long(argc, argv, "+D:nVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'D':
+			cli_device = optarg;
+			break;
+		case 'n':
+			cli_dryrun = true;
+			break;
+		case 'V':
+			printf("famfs %s\n", FAMFS_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			if (optopt == '?') {
+				usage(stdout);
+				return 0;
+			}
+			usage(stderr);
+			return EXIT_NO_COMMAND;
+		}
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-?")) {
+	if (optind >= argc) {
+		fprintf(stderr, "famfs: no command given\n\n");
+		usage(stderr);
+		return EXIT_NO_COMMAND;
+	}
+	if (!strcmp(argv[optind], "help")) {
+		/* "famfs help CMD" as upstream: the command's own help. */
+		if (optind + 1 < argc) {
+			char *hargv[] = { argv[optind + 1], "--help", NULL };
+
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				if (!strcmp(argv[optind + 1], commands[i].name))
+					return commands[i].run(2, hargv);
+		}
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("famfs %s\n", FAMFS_VERSION);
-		return 0;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[optind], commands[i].name))
+			continue;
+		if (cli_dryrun && strcmp(commands[i].name, "logplay")) {
+			fprintf(stderr, "famfs: --dryrun applies only to logplay; '%s' has no dry run\n",
+				commands[i].name);
+			return 2;
+		}
+		return commands[i].run(argc - optind, argv + optind);
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "famfs: '%s' is not a famfs command; see 'famfs --help'\n",
-		argv[1]);
-	return 2;
+		argv[optind]);
+	return EXIT_UNKNOWN_COMMAND;
 }

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the famfs subcommands share: exit codes, option parsing, finding
+ * the famfs a path names (mounted, or an unmounted device given with
+ * --device), reaching a file's bytes, progress and worker threads.
+ */
+#ifndef FAMFS_CLI_H
+#define FAMFS_CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "libfamfs.h"
+#include "namespace.h"
+#include "writer.h"
+
+/*
+ * Exit codes of the upstream-compatible commands (mkdir, creat, cp, verify,
+ * flush, logplay, chkread, mount, status): upstream returns 1 for any
+ * failure, and so do we. Upstream also returns 1 (or 0, after printing
+ * the help) for a bad command line; we return 2 so a script can tell a
+ * typo from a failure. getmap and check keep upstream's own codes.
+ */
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+/* Set by global options of famfs(8), before the subcommand runs. */
+extern const char *cli_device; /* --device DEV */
+extern bool cli_dryrun;	       /* --dryrun */
+
+/* Parsers: print a message naming @what and return -1 on junk. */
+int cli_parse_size(const char *what, const char *s, uint64_t *out);
+int cli_parse_mode(const char *what, const char *s, uint32_t *out);
+int cli_parse_u32(const char *what, const char *s, uint32_t *out);
+
+/* The interleave options -N, -B, -C shared by creat and cp. */
+struct cli_interleave {
+	bool set;
+	uint32_t nstrips, nbuckets;
+	uint64_t chunk_size;
+};
+
+/* Handle -N/-B/-C; returns 1 if @c was one of them, -1 on a bad value. */
+int cli_interleave_opt(struct cli_interleave *il, int c, const char *arg);
+/* Fill in defaults; NULL in *@out for a contiguous allocation. */
+int cli_interleave_finish(struct cli_interleave *il,
+			  struct famfs_interleave *out_buf,
+			  const struct famfs_interleave **out);
+
+/*
+ * The famfs a command works on. Mounted: @dev was opened through the
+ * mount's .meta files, @root is the mount point, and file bytes move
+ * through the mounted files. Device: @dev maps the device or image and
+ * file bytes move through that mapping by fmap.
+ */
+struct cli_fs {
+	bool mounted;
+	bool by_device; /* opened with --device: paths are famfs-relative */
+	char root[PATH_MAX];
+	struct famfs_dev dev;
+};
+
+/*
+ * Open the famfs for @path. With @device (the --device option) paths are
+ * relative to the root of the famfs on that device; otherwise @path must
+ * lie inside a mounted famfs (it need not exist yet; its nearest existing
+ * ancestor is used). @rw asks for the right to append to the log: on a
+ * client host this fails with EPERM and a message that says so.
+ */
+int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,
+		bool rw);
+void cli_fs_close(struct cli_fs *fs);
+
+/*
+ * The famfs-relative path ("a/b/c", "" for the root) of @path. Mounted:
+ * @path may be relative to the working directory and name something that
+ * does not exist yet. Device: @path is taken relative to the famfs root.
+ * Returns -1 after printing why (outside the famfs, too long, "..").
+ */
+int cli_relpath(const struct cli_fs *fs, const char *path,
+		char rel[FAMFS_PATH_LEN]);
+/* "<root>/<rel>" for a mounted famfs. */
+void cli_mount_path(const struct cli_fs *fs, const char *rel, char *buf,
+		    size_t len);
+/* What a user should see for @rel: the path in the mount, or DEV:rel. */
+const char *cli_show(const struct cli_fs *fs, const char *rel, char *buf,
+		     size_t len);
+
+/* Start a writer, printing a message on failure. */
+int cli_writer_begin(struct cli_fs *fs, struct famfs_writer *w,
+		     const char *cmd);
+
+/* A famfs file opened for its bytes. */
+struct cli_file {
+	const struct cli_fs *fs;
+	int fd; /* mounted */
+	struct famfs_omf_fmap fmap; /* device */
+	uint64_t size;
+	char name[PATH_MAX + 96]; /* for messages */
+};
+
+/*
+ * Open file @rel of @fs. Device mode looks it up in @ns (which the caller
+ * loaded or holds in a writer); mounted mode opens it in the mount.
+ */
+int cli_file_open(struct cli_file *f, const struct cli_fs *fs,
+		  const struct famfs_ns *ns, const char *rel, bool write);
+ssize_t cli_file_pread(struct cli_file *f, void *buf, size_t len,
+		       uint64_t off);
+ssize_t cli_file_pwrite(struct cli_file *f, const void *buf, size_t len,
+			uint64_t off);
+void cli_file_close(struct cli_file *f);
+
+/* Load the namespace of @fs for reading, printing a message on failure. */
+int cli_ns_load(struct cli_fs *fs, struct famfs_ns *ns, const char *cmd);
+
+/*
+ * Progress on stderr for long operations, only when stderr is a terminal
+ * (scripts and logs get no carriage-return noise). Thread safe.
+ */
+struct cli_progress;
+struct cli_progress *cli_progress_start(const char *verb, uint64_t total);
+void cli_progress_add(struct cli_progress *p, uint64_t bytes);
+void cli_progress_end(struct cli_progress *p);
+
+/*
+ * Run fn(i, arg) for i in [0, n) on up to @threads threads (1: in this
+ * thread). Returns the number of calls that returned non-zero.
+ */
+unsigned int cli_parallel(unsigned int threads, unsigned int n,
+			  int (*fn)(unsigned int i, void *arg), void *arg);
+
+/* The test pattern of creat -r / verify -S (upstream's, for compatibility) */
+struct cli_pattern {
+	uint64_t s[2];
+};
+
+void cli_pattern_init(struct cli_pattern *p, uint64_t seed);
+/* Fill @len bytes (a multiple of 4, except at the very end). */
+void cli_pattern_fill(struct cli_pattern *p, void *buf, size_t len);
+/* Compare; returns the offset of the first 4-byte word that differs, or -1 */
+int64_t cli_pattern_check(struct cli_pattern *p, const void *buf, size_t len);
+
+/* "%o" etc. helpers for messages */
+const char *cli_errno_name(int err);
+
+#endif

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * famfs cp: copy files and trees into a famfs. Everything is created in
+ * the log first, under one log lock and one replay, then the bytes are
+ * copied with the lock released, so a long copy never stalls other
+ * creators and a tree of many files costs one replay of the log.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs cp [OPTIONS] SOURCE DEST\n"
+		"       famfs cp [OPTIONS] SOURCE... DIRECTORY\n"
+		"       famfs cp -r [OPTIONS] SOURCE... DIRECTORY\n"
+		"\n"
+		"Copy files into a famfs (to copy out of one, the ordinary cp works).\n"
+		"Each destination file is allocated with the size of its source, logged,\n"
+		"and then filled; it is visible in the mount as soon as cp returns. Only\n"
+		"the master host can copy into a famfs.\n"
+		"\n"
+		"  SOURCE DEST       DEST is a new file, or an existing directory that\n"
+		"                    gets DEST/basename(SOURCE)\n"
+		"  SOURCE... DIR     DIR must be an existing directory\n"
+		"  -r SOURCE... DIR  source files go into DIR; the contents of source\n"
+		"                    directories are copied into DIR (as upstream famfs\n"
+		"                    does: 'cp -r a b' makes b a copy of a, also when b\n"
+		"                    exists); DIR is made if it does not exist\n"
+		"\n"
+		"An existing destination file of the same size is copied over again, so an\n"
+		"interrupted cp can simply be rerun; one of another size is an error.\n"
+		"Empty source files cannot be copied (famfs files have a size > 0).\n"
+		"\n"
+		"Options:\n"
+		"  -r, --recursive       copy directories and their contents\n"
+		"  -m, --mode=MODE       octal permissions of new files (default: the\n"
+		"                        source's; -m is reduced by the umask)\n"
+		"  -u, --uid=UID         owner (default: your uid)\n"
+		"  -g, --gid=GID         group (default: your gid)\n"
+		"  -t, --threadct=N      copy N files at a time (default 1)\n"
+		"  -c, --compare         copy nothing: check that each destination exists\n"
+		"                        and holds the same bytes as its source\n"
+		"  -D, --device=DEV      copy into the famfs on DEV instead of a mounted one;\n"
+		"                        DEST is then relative to the famfs root\n"
+		"  -v, --verbose         list each file\n"
+		"  -h, -?, --help        show this help\n"
+		"\n"
+		"Interleaved allocation (strips taken from equal buckets of the device):\n"
+		"  -N, --nstrips=N       number of strips (1 to %d)\n"
+		"  -B, --nbuckets=N      buckets the device is divided into (default: N)\n"
+		"  -C, --chunksize=SIZE  bytes per chunk; power of two, multiple of 2 MiB\n"
+		"                        (default 2m)\n"
+		"\n"
+		"On a terminal, copies that take more than a second show their progress.\n"
+		"\n"
+		"Exit status:\n"
+		"  0  everything was copied (or, with -c, compared equal)\n"
+		"  1  something was not: missing or empty source, destination of another\n"
+		"     size, no space, log full, client host, a difference with -c...\n"
+		"  2  usage error\n",
+		FAMFS_MAX_STRIPS);
+}
+
+struct item {
+	char *src;
+	char rel[FAMFS_PATH_LEN];
+	uint64_t size;
+};
+
+struct cp {
+	struct cli_fs fs;
+	struct famfs_writer w;
+	const struct famfs_interleave *il;
+	uint32_t mode, uid, gid;
+	bool compare;
+	int verbose;
+	bool fatal; /* out of space or log: stop planning */
+	unsigned int errors;
+	struct item *items;
+	unsigned int nitems, cap;
+	uint64_t total;
+	struct cli_progress *progress;
+};
+
+static const char *show(struct cp *cp, const char *rel)
+{
+	static __thread char buf[PATH_MAX + 96];
+
+	return cli_show(&cp->fs, rel, buf, sizeof(buf));
+}
+
+static int join(struct cp *cp, const char *dir, const char *name,
+		char out[FAMFS_PATH_LEN])
+{
+	int n = snprintf(out, FAMFS_PATH_LEN, "%s%s%s", dir, dir[0] ? "/" : "",
+			 name);
+
+	if (n >= FAMFS_PATH_LEN) {
+		fprintf(stderr, "famfs cp: %s/%s: longer than the %d bytes a famfs path may have\n",
+			show(cp, dir), name, FAMFS_PATH_LEN - 1);
+		cp->errors++;
+		return -1;
+	}
+	return 0;
+}
+
+/* Log (or find) one destination file and remember to fill it. */
+static void plan_file(struct cp *cp, const char *src, const struct stat *st,
+		      const char *rel)
+{
+	const struct famfs_node *n = famfs_ns_resolve(&cp->w.ns, rel);
+	uint64_t size = (uint64_t)st->st_size;
+	struct item *it;
+
+	if (!size) {
+		fprintf(stderr, "famfs cp: %s: empty file not copied (famfs files have a size > 0)\n",
+			src);
+		cp->errors++;
+		return;
+	}
+	if (n && n->is_dir) {
+		fprintf(stderr, "famfs cp: %s is a directory; cannot copy %s over it\n",
+			show(cp, rel), src);
+		cp->errors++;
+		return;
+	}
+	if (n && n->size != size) {
+		fprintf(stderr, "famfs cp: %s exists with size %llu; %s has %llu bytes\n",
+			show(cp, rel), (unsigned long long)n->size, src,
+			(unsigned long long)size);
+		cp->errors++;
+		return;
+	}
+	if (!n && cp->compare) {
+		fprintf(stderr, "famfs cp: compare: %s does not exist\n",
+			show(cp, rel));
+		cp->errors++;
+		return;
+	}
+	if (!n) {
+		uint32_t mode = cp->mode ? cp->mode : (uint32_t)st->st_mode & 0777;
+		int rc = famfs_writer_creat(&cp->w, rel, size, mode, cp->uid,
+					    cp->gid, cp->il, NULL);
+
+		if (rc) {
+			fprintf(stderr, "famfs cp: %s: %s\n", show(cp, rel),
+				famfs_errmsg());
+			cp->errors++;
+			if (rc == -ENOSPC)
+				cp->fatal = true;
+			return;
+		}
+	}
+	if (cp->nitems == cp->cap) {
+		unsigned int cap = cp->cap ? cp->cap * 2 : 64;
+		struct item *p = realloc(cp->items, cap * sizeof(*p));
+
+		if (!p) {
+			fprintf(stderr, "famfs cp: out of memory\n");
+			cp->errors++;
+			cp->fatal = true;
+			return;
+		}
+		cp->items = p;
+		cp->cap = cap;
+	}
+	it = &cp->items[cp->nitems];
+	it->src = strdup(src);
+	if (!it->src) {
+		cp->errors++;
+		cp->fatal = true;
+		return;
+	}
+	snprintf(it->rel, sizeof(it->rel), "%s", rel);
+	it->size = size;
+	cp->nitems++;
+	cp->total += size;
+}
+
+/* Make directory @rel unless it exists; 0 when it is there afterwards. */
+static int ensure_dir(struct cp *cp, const char *rel, uint32_t dirmode)
+{
+	const struct famfs_node *n = famfs_ns_resolve(&cp->w.ns, rel);
+	int rc;
+
+	if (n && n->is_dir)
+		return 0;
+	cp->errors++;
+	if (n) {
+		fprintf(stderr, "famfs cp: %s exists and is not a directory\n",
+			show(cp, rel));
+		return -1;
+	}
+	if (cp->compare) {
+		fprintf(stderr, "famfs cp: compare: directory %s does not exist\n",
+			show(cp, rel));
+		return -1;
+	}
+	rc = famfs_writer_mkdir(&cp->w, rel, dirmode, cp->uid, cp->gid);
+	if (rc) {
+		fprintf(stderr, "famfs cp: %s: %s\n", show(cp, rel),
+			famfs_errmsg());
+		if (rc == -ENOSPC)
+			cp->fatal = true;
+		return -1;
+	}
+	cp->errors--;
+	if (cp->verbose)
+		printf("famfs cp: created directory %s\n", show(cp, rel));
+	return 0;
+}
+
+/* Copy the contents of directory @src into @rel, making @rel if needed. */
+static void plan_dir(struct cp *cp, const char *src, const char *rel,
+		     uint32_t dirmode)
+{
+	struct dirent **ents;
+	int nents;
+
+	if (ensure_dir(cp, rel, dirmode))
+		return;
+
+	/* Sorted, so that allocation and output do not depend on readdir. */
+	nents = scandir(src, &ents, NULL, alphasort);
+	if (nents < 0) {
+		fprintf(stderr, "famfs cp: cannot read directory %s: %s\n", src,
+			strerror(errno));
+		cp->errors++;
+		return;
+	}
+	for (int i = 0; i < nents; i++) {
+		const char *name = ents[i]->d_name;
+		char path[PATH_MAX], sub[FAMFS_PATH_LEN];
+		struct stat st;
+
+		if (cp->fatal || !strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", src, name);
+		if (stat(path, &st) < 0) {
+			fprintf(stderr, "famfs cp: cannot stat %s: %s\n", path,
+				strerror(errno));
+			cp->errors++;
+		} else if (join(cp, rel, name, sub)) {
+			/* counted */
+		} else if (S_ISREG(st.st_mode)) {
+			plan_file(cp, path, &st, sub);
+		} else if (S_ISDIR(st.st_mode)) {
+			plan_dir(cp, path, sub, (uint32_t)st.st_mode & 0777);
+		} else {
+			fprintf(stderr, "famfs cp: %s: not a regular file or directory; skipped\n",
+				path);
+			cp->errors++;
+		}
+	}
+	for (int i = 0; i < nents; i++)
+		free(ents[i]);
+	free(ents);
+}
+
+#define CP_BUF (4u << 20)
+
+static int copy_one(unsigned int i, void *arg)
+{
+	struct cp *cp = arg;
+	struct item *it = &cp->items[i];
+	const struct famfs_ns *ns = cp->fs.mounted ? NULL : &cp->w.ns;
+	uint8_t *buf = NULL, *dbuf = NULL;
+	struct cli_file f;
+	uint64_t off = 0;
+	int src, rc = -1;
+
+	src = open(it->src, O_RDONLY | O_CLOEXEC);
+	if (src < 0) {
+		fprintf(stderr, "famfs cp: cannot open %s: %s\n", it->src,
+			strerror(errno));
+		return -1;
+	}
+	if (cli_file_open(&f, &cp->fs, ns, it->rel, !cp->compare)) {
+		close(src);
+		return -1;
+	}
+	buf = malloc(CP_BUF);
+	if (cp->compare)
+		dbuf = malloc(CP_BUF);
+	if (!buf || (cp->compare && !dbuf))
+		goto out;
+	while (off < it->size) {
+		size_t want = it->size - off < CP_BUF ? (size_t)(it->size - off) :
+							CP_BUF;
+		ssize_t n = pread(src, buf, want, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "famfs cp: %s: %s at byte %llu\n", it->src,
+				n < 0 ? strerror(errno) :
+					"the file shrank while being copied",
+				(unsigned long long)off);
+			goto out;
+		}
+		if (cp->compare) {
+			if (cli_file_pread(&f, dbuf, (size_t)n, off) != n)
+				goto out;
+			if (memcmp(buf, dbuf, (size_t)n)) {
+				fprintf(stderr, "famfs cp: compare: %s differs from %s near byte %llu\n",
+					f.name, it->src, (unsigned long long)off);
+				goto out;
+			}
+		} else if (cli_file_pwrite(&f, buf, (size_t)n, off) != n) {
+			goto out;
+		}
+		off += (uint64_t)n;
+		cli_progress_add(cp->progress, (uint64_t)n);
+	}
+	if (!cp->compare && f.fd >= 0 && fsync(f.fd) < 0 && errno != EINVAL &&
+	    errno != ENOSYS) {
+		fprintf(stderr, "famfs cp: %s: %s\n", f.name, strerror(errno));
+		goto out;
+	}
+	if (cp->verbose)
+		printf("famfs cp: %s %s -> %s\n",
+		       cp->compare ? "compared" : "copied", it->src, f.name);
+	rc = 0;
+out:
+	free(buf);
+	free(dbuf);
+	cli_file_close(&f);
+	close(src);
+	return rc;
+}
+
+static const char *base_name(const char *path, char *buf, size_t len)
+{
+	size_t n;
+
+	snprintf(buf, len, "%s", path);
+	n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return basename(buf);
+}
+
+int cmd_cp(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "recursive", no_argument, NULL, 'r' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "gid", required_argument, NULL, 'g' },
+		{ "threadct", required_argument, NULL, 't' },
+		{ "compare", no_argument, NULL, 'c' },
+		{ "nstrips", required_argument, NULL, 'N' },
+		{ "nbuckets", required_argument, NULL, 'B' },
+		{ "chunksize", required_argument, NULL, 'C' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *device = cli_device, *dest;
+	struct cli_interleave ilopt = { 0 };
+	struct famfs_interleave ilbuf;
+	char destrel[FAMFS_PATH_LEN];
+	const struct famfs_node *dn;
+	uint32_t threads = 1;
+	bool recursive = false, dest_is_dir;
+	int c, nsrc;
+	unsigned int failed;
+	struct cp cp = { .uid = getuid(), .gid = getgid() };
+	mode_t mask;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "rm:u:g:t:cN:B:C:D:vh", opts,
+				NULL)) != -1) {
+		int r = cli_interleave_opt(&ilopt, c, optarg);
+
+		if (r < 0)
+			goto usage_err;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'r':
+			recursive = true;
+			break;
+		case 'm':
+			if (cli_parse_mode("-m", optarg, &cp.mode))
+				goto usage_err;
+			break;
+		case 'u':
+			if (cli_parse_u32("-u", optarg, &cp.uid))
+				goto usage_err;
+			break;
+		case 'g':
+			if (cli_parse_u32("-g", optarg, &cp.gid))
+				goto usage_err;
+			break;
+		case 't':
+			if (cli_parse_u32("-t", optarg, &threads))
+				goto usage_err;
+			if (!threads)
+				threads = 1; /* upstream's -t0: no thread pool */
+			break;
+		case 'c':
+			cp.compare = true;
+			break;
+		case 'D':
+			device = optarg;
+			break;
+		case 'v':
+			cp.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			if (optopt == '?') {
+				usage(stdout);
+				return CLI_OK;
+			}
+			goto usage_err;
+		}
+	}
+	nsrc = argc - optind - 1;
+	if (nsrc < 1) {
+		fprintf(stderr, "famfs cp: give at least one SOURCE and a DEST\n");
+		goto usage_err;
+	}
+	if (cli_interleave_finish(&ilopt, &ilbuf, &cp.il))
+		goto usage_err;
+	mask = umask(0);
+	umask(mask);
+	cp.mode &= ~(uint32_t)mask;
+	dest = argv[argc - 1];
+
+	if (cli_fs_open(&cp.fs, device, dest, !cp.compare))
+		return CLI_FAIL;
+	if (cli_relpath(&cp.fs, dest, destrel)) {
+		cli_fs_close(&cp.fs);
+		return CLI_FAIL;
+	}
+	if (cp.compare) {
+		/* Read only: a client may compare too. */
+		int rc = cli_ns_load(&cp.fs, &cp.w.ns, "cp");
+
+		if (rc) {
+			famfs_ns_free(&cp.w.ns);
+			cli_fs_close(&cp.fs);
+			return CLI_FAIL;
+		}
+	} else if (cli_writer_begin(&cp.fs, &cp.w, "cp")) {
+		cli_fs_close(&cp.fs);
+		return CLI_FAIL;
+	}
+
+	dn = famfs_ns_resolve(&cp.w.ns, destrel);
+	dest_is_dir = dn && dn->is_dir;
+	if (dn && !dest_is_dir && (recursive || nsrc > 1)) {
+		fprintf(stderr, "famfs cp: %s exists and is not a directory\n",
+			show(&cp, destrel));
+		cp.errors++;
+		goto done;
+	}
+	if (!dn && nsrc > 1 && !recursive) {
+		fprintf(stderr, "famfs cp: %s: with several sources the destination must be an existing directory\n",
+			show(&cp, destrel));
+		cp.errors++;
+		goto done;
+	}
+
+	for (int i = optind; i < argc - 1 && !cp.fatal; i++) {
+		const char *src = argv[i];
+		char rel[FAMFS_PATH_LEN], bn[PATH_MAX];
+		struct stat st;
+
+		if (stat(src, &st) < 0) {
+			fprintf(stderr, "famfs cp: cannot stat %s: %s\n", src,
+				strerror(errno));
+			cp.errors++;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (!recursive) {
+				fprintf(stderr, "famfs cp: %s is a directory; not copied without -r\n",
+					src);
+				cp.errors++;
+				continue;
+			}
+			plan_dir(&cp, src, destrel, (uint32_t)st.st_mode & 0777);
+			dest_is_dir = true;
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			fprintf(stderr, "famfs cp: %s: not a regular file or directory; skipped\n",
+				src);
+			cp.errors++;
+			continue;
+		}
+		if (!dest_is_dir && recursive) {
+			/* -r: DEST is a directory, made on first use. */
+			if (ensure_dir(&cp, destrel, 0755))
+				continue;
+			dest_is_dir = true;
+		}
+		if (dest_is_dir) {
+			if (join(&cp, destrel, base_name(src, bn, sizeof(bn)), rel))
+				continue;
+		} else {
+			snprintf(rel, sizeof(rel), "%s", destrel);
+		}
+		plan_file(&cp, src, &st, rel);
+	}
+
+done:
+	if (cp.fs.mounted && !cp.compare) {
+		/* The files are logged; copy without holding the log lock. */
+		famfs_writer_end(&cp.w);
+	}
+	cp.progress = cli_progress_start(cp.compare ? "compared" : "copied",
+					 cp.total);
+	failed = cli_parallel(threads, cp.nitems, copy_one, &cp);
+	cli_progress_end(cp.progress);
+	if (cp.compare)
+		famfs_ns_free(&cp.w.ns);
+	else if (!cp.fs.mounted)
+		famfs_writer_end(&cp.w);
+	for (unsigned int i = 0; i < cp.nitems; i++)
+		free(cp.items[i].src);
+	free(cp.items);
+	cli_fs_close(&cp.fs);
+	if (cp.fatal)
+		fprintf(stderr, "famfs cp: stopped early; files logged so far stay (rerun cp once there is room)\n");
+	return cp.errors || failed ? CLI_FAIL : CLI_OK;
+
+usage_err:
+	usage(stderr);
+	return CLI_USAGE;
+}

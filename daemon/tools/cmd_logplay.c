@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * famfs logplay. Upstream's standalone famfs needs it to create in the
+ * mount what other hosts logged; our daemon replays the log by itself (on
+ * a lookup miss and by polling). So logplay here reads the log, says what
+ * it holds, and looks every entry up in the mount, which both makes the
+ * daemon catch up at once and checks that the mount shows the whole log.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "tool_util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs logplay [-n] [-v] MOUNTPOINT\n"
+		"       famfs logplay [-v] -D DEVICE\n"
+		"\n"
+		"Read the log of a famfs and report what it holds. The famfs daemon plays\n"
+		"the log into the mount by itself, also what other hosts append, so unlike\n"
+		"upstream's standalone famfs nothing needs to be played by hand. In a\n"
+		"mount, logplay looks up every logged file and directory, which makes the\n"
+		"daemon catch up at once, and reports any that the mount does not show as\n"
+		"logged (wrong type or size). MOUNTPOINT may be any path in the mount.\n"
+		"\n"
+		"Options:\n"
+		"  -n, --dryrun     only read and report the log; touch nothing in the mount\n"
+		"  -v, --verbose    list every entry\n"
+		"  -D, --device=DEV read the log of the famfs on DEV (nothing is played)\n"
+		"  -m, --mmap       accepted for compatibility: the log is always mapped\n"
+		"  -r, --read       accepted for compatibility: the log is always mapped\n"
+		"  -h, -?, --help   show this help\n"
+		"\n"
+		"Upstream's shadow-tree options (-S/--shadow, -s/--shadowtest,\n"
+		"-d/--daxdev, -M/--set-daxmode) and -c/--client belong to its standalone\n"
+		"kernel module and are refused with an explanation.\n"
+		"\n"
+		"Exit status:\n"
+		"  0  the log is sound and (unless -n or -D) the mount shows every entry\n"
+		"  1  the log is damaged, or entries are missing from the mount\n"
+		"  2  usage error\n");
+}
+
+struct play {
+	struct cli_fs *fs;
+	bool check, verbose;
+	struct famfs_ns ns;
+	uint64_t files, dirs, others, skipped, missing, bytes;
+};
+
+static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
+		      void *arg)
+{
+	struct play *p = arg;
+	const char *rel;
+	bool dir;
+	char path[PATH_MAX + 96], sz[32];
+	struct stat st;
+	int rc = famfs_ns_apply(&p->ns, e, index);
+
+	if (rc == -ENOMEM)
+		return rc;
+	if (e->type != FAMFS_ENTRY_FILE && e->type != FAMFS_ENTRY_MKDIR) {
+		p->others++;
+		if (p->verbose)
+			printf("  %6llu  %s\n", (unsigned long long)index,
+			       e->type == FAMFS_ENTRY_ADD_DAXDEV ? "add-daxdev" :
+								   "other");
+		return 0;
+	}
+	dir = e->type == FAMFS_ENTRY_MKDIR;
+	rel = dir ? e->mkdir.relpath : e->file.relpath;
+	if (rc) {
+		/* The daemon skips it too, so the mount cannot show it. */
+		p->skipped++;
+		fprintf(stderr, "famfs logplay: %s (skipped, as every host skips it)\n",
+			famfs_errmsg());
+		return 0;
+	}
+	if (dir) {
+		p->dirs++;
+	} else {
+		p->files++;
+		p->bytes += e->file.size;
+	}
+	if (p->verbose)
+		printf("  %6llu  %-5s  %-40s %10s  %04o %u:%u\n",
+		       (unsigned long long)index, dir ? "mkdir" : "file", rel,
+		       dir ? "" : human_size(e->file.size, sz, sizeof(sz)),
+		       dir ? e->mkdir.mode : e->file.mode,
+		       dir ? e->mkdir.uid : e->file.uid,
+		       dir ? e->mkdir.gid : e->file.gid);
+	if (!p->check)
+		return 0;
+	cli_mount_path(p->fs, rel, path, sizeof(path));
+	if (stat(path, &st) < 0) {
+		fprintf(stderr, "famfs logplay: %s: logged (entry %llu) but not in the mount: %s\n",
+			path, (unsigned long long)index, strerror(errno));
+		p->missing++;
+	} else if (dir ? !S_ISDIR(st.st_mode) :
+			 !S_ISREG(st.st_mode) ||
+				 (uint64_t)st.st_size != e->file.size) {
+		fprintf(stderr, "famfs logplay: %s: the mount does not show it as logged (entry %llu: %s)\n",
+			path, (unsigned long long)index,
+			dir ? "a directory" : "a file of that size");
+		p->missing++;
+	}
+	return 0;
+}
+
+int cmd_logplay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dryrun", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "mmap", no_argument, NULL, 'm' },
+		{ "read", no_argument, NULL, 'r' },
+		{ "client", no_argument, NULL, 'c' },
+		{ "shadow", required_argument, NULL, 'S' },
+		{ "shadowtest", no_argument, NULL, 's' },
+		{ "daxdev", required_argument, NULL, 'd' },
+		{ "set-daxmode", no_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *device = cli_device, *target;
+	bool dryrun = cli_dryrun;
+	struct play p = { 0 };
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+	struct cli_fs fs;
+	char sz[32];
+	int c, rc;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "nvD:mrcS:sd:Mh", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'n':
+			dryrun = true;
+			break;
+		case 'v':
+			p.verbose = true;
+			break;
+		case 'D':
+			device = optarg;
+			break;
+		case 'm':
+		case 'r':
+			fprintf(stderr, "famfs logplay: note: -%c has no effect; the log is always read through a shared mapping\n",
+				c);
+			break;
+		case 'c':
+			fprintf(stderr, "famfs logplay: -c (play as a client) is an upstream test option; the daemon decides the role from the superblock\n");
+			return CLI_USAGE;
+		case 'S':
+		case 's':
+		case 'd':
+		case 'M':
+			fprintf(stderr, "famfs logplay: -%c belongs to upstream's shadow-tree logplay (standalone famfs); famfs-fuse has no shadow tree\n",
+				c);
+			return CLI_USAGE;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			if (optopt == '?') {
+				usage(stdout);
+				return CLI_OK;
+			}
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (optind < argc - 1 || (optind == argc && !device)) {
+		fprintf(stderr, "famfs logplay: %s\n",
+			optind == argc ? "give a mount point (any path in a mounted famfs)" :
+					 "one mount point at a time");
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	target = optind < argc ? argv[optind] : "";
+	if (cli_fs_open(&fs, device, target, false))
+		return CLI_FAIL;
+
+	p.fs = &fs;
+	p.check = fs.mounted && !dryrun;
+	famfs_ns_init(&p.ns, 0755, 0, 0);
+	famfs_sb_geometry(fs.dev.sb, &g);
+	famfs_dev_invalidate(&fs.dev, fs.dev.log, fs.dev.log_len);
+	if (p.verbose)
+		printf("famfs logplay: entries of the log of %s:\n",
+		       fs.mounted ? fs.root : fs.dev.path);
+	rc = famfs_log_walk(fs.dev.log, fs.dev.log_len, &g, 0, play_entry, &p,
+			    &walk);
+	printf("famfs logplay: %s: %llu entries: %llu files (%s), %llu directories, %llu other%s\n",
+	       fs.mounted ? fs.root : fs.dev.path,
+	       (unsigned long long)walk.valid, (unsigned long long)p.files,
+	       human_size(p.bytes, sz, sizeof(sz)), (unsigned long long)p.dirs,
+	       (unsigned long long)p.others,
+	       p.skipped ? " (some skipped, see above)" : "");
+	if (rc)
+		fprintf(stderr, "famfs logplay: the log is damaged at entry %llu: %s; run famfs fsck\n",
+			(unsigned long long)walk.valid,
+			walk.bad ? walk.why : famfs_errmsg());
+	if (!fs.mounted)
+		printf("famfs logplay: %s is not a mount; nothing to play (the daemon plays the log when it is mounted)\n",
+		       fs.dev.path);
+	else if (dryrun)
+		printf("famfs logplay: dry run: the mount was not looked at\n");
+	else if (p.missing)
+		printf("famfs logplay: %llu logged entries are not shown by the mount\n",
+		       (unsigned long long)p.missing);
+	else
+		printf("famfs logplay: the mount shows every entry\n");
+	famfs_ns_free(&p.ns);
+	cli_fs_close(&fs);
+	return rc || p.missing ? CLI_FAIL : CLI_OK;
+}

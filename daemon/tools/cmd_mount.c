@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * famfs mount: upstream's way to mount, kept for its scripts. Mounting is
+ * mount.famfs's job (it also serves mount(8) and fstab), so this only turns
+ * upstream's options into mount options and runs it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs mount [-f] [-t SECONDS] [-d] [-v] [-u] [-S PATH] [-o OPTIONS]\n"
+		"                   DEVICE MOUNTPOINT\n"
+		"\n"
+		"Mount the famfs on DEVICE at MOUNTPOINT by running mount.famfs, which\n"
+		"starts the famfs daemon and returns once the mount is ready (or has\n"
+		"failed, saying why). 'mount -t fuse.famfs DEVICE MOUNTPOINT' and an fstab\n"
+		"line do the same; 'umount MOUNTPOINT' unmounts. The daemon uses the famfs\n"
+		"kernel module when it is loaded and serves the data itself otherwise\n"
+		"(fallback mode); 'famfs status' tells which.\n"
+		"\n"
+		"Options (upstream's, turned into mount.famfs options):\n"
+		"  -f, --fuse           require the kernel side: fail rather than fall back\n"
+		"                       (fallback=no)\n"
+		"  -t, --timeout=SECS   metadata cache timeout (timeout=SECS)\n"
+		"  -d, --debug          run the daemon with debugging output (debug)\n"
+		"  -v, --verbose        mount.famfs says what it does (-v)\n"
+		"  -u, --nouseraccess   let users other than root use the mount (allow_other)\n"
+		"  -S, --shadow=PATH    shadow tree path (shadow=PATH), for upstream\n"
+		"                       compatibility\n"
+		"  -o, --options=OPTS   more mount options, passed on as they are\n"
+		"  -h, -?, --help       show this help\n"
+		"\n"
+		"Refused: -F/--nofuse (upstream's standalone v1 kernel module, which\n"
+		"famfs-fuse does not use) and -p/--nodefaultperm (famfs-fuse always has\n"
+		"the kernel enforce the owners and modes recorded in the log).\n"
+		"\n"
+		"mount.famfs is looked for in $FAMFS_MOUNT_HELPER, next to this famfs\n"
+		"(build tree: daemon/mount/), then in /sbin, /usr/sbin, /usr/local/sbin.\n"
+		"\n"
+		"Exit status: that of mount.famfs (0 when mounted); 1 when it cannot be\n"
+		"run; 2 for a usage error.\n");
+}
+
+static bool executable(const char *p)
+{
+	return access(p, X_OK) == 0;
+}
+
+static int find_helper(char *out, size_t len)
+{
+	static const char *const sys[] = { "/sbin/mount.famfs",
+					   "/usr/sbin/mount.famfs",
+					   "/usr/local/sbin/mount.famfs" };
+	const char *env = getenv("FAMFS_MOUNT_HELPER");
+	char self[PATH_MAX], *dir;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return executable(out) ? 0 : -1;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		dir = dirname(self);
+		snprintf(out, len, "%s/../mount/mount.famfs", dir);
+		if (executable(out))
+			return 0;
+		snprintf(out, len, "%s/mount.famfs", dir);
+		if (executable(out))
+			return 0;
+	}
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+		snprintf(out, len, "%s", sys[i]);
+		if (executable(out))
+			return 0;
+	}
+	return -1;
+}
+
+static void add_opt(char *opts, size_t len, const char *o)
+{
+	size_t n = strlen(opts), l = strlen(o);
+
+	if (n + l + 2 > len)
+		return; /* 4 KiB of options: the kernel would refuse them too */
+	if (n)
+		opts[n++] = ',';
+	memcpy(opts + n, o, l + 1);
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "fuse", no_argument, NULL, 'f' },
+		{ "nofuse", no_argument, NULL, 'F' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "nouseraccess", no_argument, NULL, 'u' },
+		{ "nodefaultperm", no_argument, NULL, 'p' },
+		{ "shadow", required_argument, NULL, 'S' },
+		{ "options", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char opts[4096] = "", helper[PATH_MAX], tmp[PATH_MAX + 16];
+	bool verbose = false;
+	char *args[8];
+	int c, n = 0;
+	uint32_t secs;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "fFt:dvupS:o:h", lopts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'f':
+			add_opt(opts, sizeof(opts), "fallback=no");
+			break;
+		case 'F':
+			fprintf(stderr, "famfs mount: -F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)\n");
+			return CLI_USAGE;
+		case 't':
+			if (cli_parse_u32("-t", optarg, &secs))
+				return CLI_USAGE;
+			snprintf(tmp, sizeof(tmp), "timeout=%u", secs);
+			add_opt(opts, sizeof(opts), tmp);
+			break;
+		case 'd':
+			add_opt(opts, sizeof(opts), "debug");
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'u':
+			add_opt(opts, sizeof(opts), "allow_other");
+			break;
+		case 'p':
+			fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");
+			return CLI_USAGE;
+		case 'S':
+			snprintf(tmp, sizeof(tmp), "shadow=%s", optarg);
+			add_opt(opts, sizeof(opts), tmp);
+			break;
+		case 'o':
+			add_opt(opts, sizeof(opts), optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			if (optopt == '?') {
+				usage(stdout);
+				return CLI_OK;
+			}
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (optind != argc - 2) {
+		fprintf(stderr, "famfs mount: give a DEVICE and a MOUNTPOINT\n");
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	if (find_helper(helper, sizeof(helper))) {
+		fprintf(stderr, "famfs mount: mount.famfs not found (%s); build it with 'ninja -C build' or install the famfs package\n",
+			getenv("FAMFS_MOUNT_HELPER") ?
+				"$FAMFS_MOUNT_HELPER is not executable" :
+				"looked next to famfs and in /sbin, /usr/sbin, /usr/local/sbin");
+		return CLI_FAIL;
+	}
+	args[n++] = helper;
+	args[n++] = argv[optind];
+	args[n++] = argv[optind + 1];
+	if (verbose)
+		args[n++] = "-v";
+	if (opts[0]) {
+		args[n++] = "-o";
+		args[n++] = opts;
+	}
+	args[n] = NULL;
+	if (verbose) {
+		fprintf(stderr, "famfs mount: running");
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, " %s", args[i]);
+		fputc('\n', stderr);
+	}
+	fflush(NULL);
+	execv(helper, args);
+	fprintf(stderr, "famfs mount: cannot run %s: %s\n", helper,
+		strerror(errno));
+	return CLI_FAIL;
+}

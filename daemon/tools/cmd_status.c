@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * famfs status: the famfs mounts of this host and how each is doing. The
+ * daemon tells its side in <mount>/.meta/.status (key=value lines); the
+ * log and the space come from reading the metadata through the mount.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "tool_util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs status [--json] [MOUNTPOINT...]\n"
+		"\n"
+		"List the famfs file systems mounted on this host (all of them, or the\n"
+		"MOUNTPOINTs given) and for each say whether it is healthy, the daemon's\n"
+		"mode (famfs: the kernel maps file memory directly; fallback: the daemon\n"
+		"serves reads and writes itself), the device, this host's role (master\n"
+		"or client), the daemon's pid and request count, how full the log is and\n"
+		"how much space is used and free.\n"
+		"\n"
+		"A mount is healthy when its daemon answers (.meta/.status can be read)\n"
+		"and its superblock and log check clean.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json      print one JSON object: {\"mounts\": [...], \"healthy\": B}\n"
+		"  -h, -?, --help  show this help\n"
+		"\n"
+		"The mount table is read from /proc/self/mounts ($FAMFS_MOUNTS names\n"
+		"another file in the same format, for tests).\n"
+		"\n"
+		"Exit status:\n"
+		"  0  every famfs mount listed is healthy (also when there is none)\n"
+		"  1  at least one is not, or a MOUNTPOINT given is not a famfs mount\n"
+		"  2  usage error\n");
+}
+
+#define MAX_KV 32
+
+struct mnt {
+	char source[PATH_MAX], dir[PATH_MAX], type[64];
+	unsigned int nkv;
+	char key[MAX_KV][32], val[MAX_KV][PATH_MAX];
+	bool status_ok, fsck_ok;
+	struct famfs_fsck r;
+	char problem[4][512];
+	unsigned int nproblems;
+};
+
+/* /proc/mounts escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+static bool famfs_type(const char *t)
+{
+	size_t n = strlen(t);
+
+	/* fuse.famfs with the stock fuse; famfs_fuse.famfs with our module */
+	return n > 6 && !strcmp(t + n - 6, ".famfs");
+}
+
+static void problem(struct mnt *m, const char *fmt, const char *a)
+{
+	(void)fmt;
+	if (m->nproblems < 4)
+		snprintf(m->problem[m->nproblems++], sizeof(m->problem[0]),
+			 "%.*s", (int)sizeof(m->problem[0]) - 1, a);
+}
+
+static const char *kv(const struct mnt *m, const char *key)
+{
+	for (unsigned int i = 0; i < m->nkv; i++)
+		if (!strcmp(m->key[i], key))
+			return m->val[i];
+	return NULL;
+}
+
+static void read_status(struct mnt *m)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.meta/.status", m->dir);
+	f = fopen(path, "r");
+	if (!f) {
+		char msg[PATH_MAX + 128];
+
+		snprintf(msg, sizeof(msg), "cannot read %s: %s%s", path,
+			 strerror(errno),
+			 errno == ENOTCONN ? " (the daemon is gone; umount and mount again)" : "");
+		problem(m, "%s", msg);
+		return;
+	}
+	while (fgets(line, sizeof(line), f) && m->nkv < MAX_KV) {
+		char *eq = strchr(line, '=');
+		size_t n = strcspn(line, "\n");
+
+		line[n] = '\0';
+		if (!eq || eq == line)
+			continue;
+		*eq = '\0';
+		snprintf(m->key[m->nkv], sizeof(m->key[0]), "%.*s",
+			 (int)sizeof(m->key[0]) - 1, line);
+		snprintf(m->val[m->nkv], sizeof(m->val[0]), "%.*s",
+			 (int)sizeof(m->val[0]) - 1, eq + 1);
+		m->nkv++;
+	}
+	fclose(f);
+	m->status_ok = true;
+	if (!kv(m, "mode"))
+		problem(m, "%s", ".meta/.status does not give the mode");
+}
+
+static void read_fs(struct mnt *m)
+{
+	struct famfs_dev dev;
+
+	if (famfs_dev_open(m->dir, 0, &dev)) {
+		problem(m, "%s", famfs_errmsg());
+		return;
+	}
+	if (famfs_fsck(&dev, &m->r)) {
+		problem(m, "%s", famfs_errmsg());
+	} else {
+		m->fsck_ok = true;
+		if (famfs_fsck_status(&m->r) != FAMFS_FSCK_CLEAN)
+			problem(m, "%s", m->r.nproblems ? m->r.problems[0] :
+					 "famfs fsck finds errors");
+	}
+	famfs_dev_close(&dev);
+}
+
+static bool healthy(const struct mnt *m)
+{
+	return !m->nproblems;
+}
+
+static void json_value(const char *v)
+{
+	size_t n = strlen(v);
+	bool num = n && n < 19;
+
+	for (size_t i = 0; i < n && num; i++)
+		num = isdigit((unsigned char)v[i]);
+	if (num && !(n > 1 && v[0] == '0'))
+		fputs(v, stdout);
+	else
+		json_string(stdout, v);
+}
+
+static void print_json(struct mnt *ms, unsigned int n, bool all_ok)
+{
+	printf("{\"mounts\":[");
+	for (unsigned int i = 0; i < n; i++) {
+		struct mnt *m = &ms[i];
+
+		printf("%s{\"mountpoint\":", i ? "," : "");
+		json_string(stdout, m->dir);
+		printf(",\"source\":");
+		json_string(stdout, m->source);
+		printf(",\"fstype\":");
+		json_string(stdout, m->type);
+		printf(",\"healthy\":%s", healthy(m) ? "true" : "false");
+		printf(",\"mode\":");
+		json_string(stdout, kv(m, "mode") ? kv(m, "mode") : "unknown");
+		printf(",\"status\":{");
+		for (unsigned int k = 0; k < m->nkv; k++) {
+			printf("%s", k ? "," : "");
+			json_string(stdout, m->key[k]);
+			putchar(':');
+			json_value(m->val[k]);
+		}
+		printf("}");
+		if (m->fsck_ok) {
+			printf(",\"role\":\"%s\"", famfs_role_name(m->r.role));
+			printf(",\"log\":{\"bytes\":%llu,\"slots\":%llu,\"used\":%llu}",
+			       (unsigned long long)m->r.log_len,
+			       (unsigned long long)m->r.log_slots,
+			       (unsigned long long)m->r.log_used);
+			printf(",\"files\":%llu,\"directories\":%llu,\"bytes_in_files\":%llu",
+			       (unsigned long long)m->r.files,
+			       (unsigned long long)m->r.dirs,
+			       (unsigned long long)m->r.bytes_in_files);
+			printf(",\"space\":{\"device\":%llu,\"used\":%llu,\"free\":%llu}",
+			       (unsigned long long)m->r.dev_size,
+			       (unsigned long long)m->r.space_used,
+			       (unsigned long long)m->r.space_free);
+		}
+		printf(",\"problems\":[");
+		for (unsigned int k = 0; k < m->nproblems; k++) {
+			printf("%s", k ? "," : "");
+			json_string(stdout, m->problem[k]);
+		}
+		printf("]}");
+	}
+	printf("],\"healthy\":%s}\n", all_ok ? "true" : "false");
+}
+
+static void print_text(struct mnt *ms, unsigned int n)
+{
+	char a[32], b[32], c[32];
+
+	if (!n)
+		printf("no famfs file systems are mounted\n");
+	for (unsigned int i = 0; i < n; i++) {
+		struct mnt *m = &ms[i];
+		const struct famfs_fsck *r = &m->r;
+
+		printf("%s%s: %s\n", i ? "\n" : "", m->dir,
+		       healthy(m) ? "healthy" : "NOT HEALTHY");
+		printf("  device:    %s\n",
+		       kv(m, "device") ? kv(m, "device") : m->source);
+		printf("  mode:      %s\n",
+		       kv(m, "mode") ? kv(m, "mode") : "unknown");
+		if (m->fsck_ok)
+			printf("  role:      %s\n", famfs_role_name(r->role));
+		else if (kv(m, "role"))
+			printf("  role:      %s\n", kv(m, "role"));
+		if (kv(m, "pid"))
+			printf("  daemon:    pid %s, %s requests served\n",
+			       kv(m, "pid"),
+			       kv(m, "requests") ? kv(m, "requests") : "?");
+		if (m->fsck_ok) {
+			printf("  log:       %llu of %llu entries used (%.1f%%)\n",
+			       (unsigned long long)r->log_used,
+			       (unsigned long long)r->log_slots,
+			       r->log_slots ? 100.0 * (double)r->log_used /
+						      (double)r->log_slots :
+					      0.0);
+			printf("  contents:  %llu files (%s), %llu directories\n",
+			       (unsigned long long)r->files,
+			       human_size(r->bytes_in_files, a, sizeof(a)),
+			       (unsigned long long)r->dirs);
+			printf("  space:     %s used, %s free of %s\n",
+			       human_size(r->space_used, a, sizeof(a)),
+			       human_size(r->space_free, b, sizeof(b)),
+			       human_size(r->dev_size, c, sizeof(c)));
+		}
+		for (unsigned int k = 0; k < m->nproblems; k++)
+			printf("  problem:   %s\n", m->problem[k]);
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *table = getenv("FAMFS_MOUNTS");
+	struct mnt *ms = NULL;
+	unsigned int n = 0, cap = 0;
+	bool json = false, all_ok = true;
+	char line[3 * PATH_MAX];
+	FILE *f;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			if (optopt == '?') {
+				usage(stdout);
+				return CLI_OK;
+			}
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (!table || !*table)
+		table = "/proc/self/mounts";
+	f = fopen(table, "r");
+	if (!f) {
+		fprintf(stderr, "famfs status: cannot read %s: %s\n", table,
+			strerror(errno));
+		return CLI_FAIL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char src[PATH_MAX], dir[PATH_MAX], type[64];
+		struct mnt *m;
+
+		if (sscanf(line, "%4095s %4095s %63s", src, dir, type) != 3 ||
+		    !famfs_type(type))
+			continue;
+		unescape(src);
+		unescape(dir);
+		if (optind < argc) {
+			bool wanted = false;
+
+			for (int i = optind; i < argc; i++) {
+				char real[PATH_MAX];
+
+				if (realpath(argv[i], real) && !strcmp(real, dir))
+					wanted = true;
+			}
+			if (!wanted)
+				continue;
+		}
+		if (n == cap) {
+			struct mnt *p;
+
+			cap = cap ? cap * 2 : 4;
+			p = realloc(ms, cap * sizeof(*ms));
+			if (!p) {
+				fclose(f);
+				free(ms);
+				return CLI_FAIL;
+			}
+			ms = p;
+		}
+		m = &ms[n++];
+		memset(m, 0, sizeof(*m));
+		snprintf(m->source, sizeof(m->source), "%s", src);
+		snprintf(m->dir, sizeof(m->dir), "%s", dir);
+		snprintf(m->type, sizeof(m->type), "%s", type);
+	}
+	fclose(f);
+
+	/* A MOUNTPOINT that is not a famfs mount makes the answer "no". */
+	for (int i = optind; i < argc; i++) {
+		char real[PATH_MAX];
+		bool found = false;
+
+		for (unsigned int k = 0; k < n; k++)
+			if (realpath(argv[i], real) && !strcmp(real, ms[k].dir))
+				found = true;
+		if (!found) {
+			fprintf(stderr, "famfs status: %s is not a mounted famfs\n",
+				argv[i]);
+			all_ok = false;
+		}
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		read_status(&ms[i]);
+		if (ms[i].status_ok || !ms[i].nproblems)
+			read_fs(&ms[i]);
+		if (!healthy(&ms[i]))
+			all_ok = false;
+	}
+	if (json)
+		print_json(ms, n, all_ok);
+	else
+		print_text(ms, n);
+	free(ms);
+	return all_ok ? CLI_OK : CLI_FAIL;
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* famfs verify: check that files hold the pattern creat -r wrote. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs verify -S SEED -f FILE [-q] [--read] [-D DEVICE]\n"
+		"       famfs verify -m FILE,SEED [-m ...] [-t N] [-q] [--read] [-D DEVICE]\n"
+		"\n"
+		"Check that a file holds exactly the pattern 'famfs creat -r -S SEED' (or\n"
+		"upstream famfs's creat) wrote into it, and report the first offset that\n"
+		"differs. Any host can verify, so this is how to see that data written on\n"
+		"one host reached another.\n"
+		"\n"
+		"In a mounted famfs the file is mapped with mmap, as upstream does, after\n"
+		"its CPU cache lines are dropped; --read reads it with read(2) instead.\n"
+		"With --device the bytes are read from the device by the file's map.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --filename=FILE     the file to check (may also be given as FILE)\n"
+		"  -S, --seed=SEED         the seed it was filled from (required)\n"
+		"  -m, --multi=FILE,SEED   check several files (repeat -m); cannot be\n"
+		"                          mixed with -f and -S\n"
+		"  -t, --threadct=N        files checked at a time with -m (default: CPUs)\n"
+		"  -q, --quiet             print nothing on success\n"
+		"  -r, --read              use read(2), not mmap, in a mounted famfs\n"
+		"  -D, --device=DEV        the famfs on DEV; FILE is relative to its root\n"
+		"  -h, -?, --help          show this help\n"
+		"\n"
+		"Exit status:\n"
+		"  0  every file matched\n"
+		"  1  a file differs, is missing or cannot be read\n"
+		"  2  usage error\n");
+}
+
+struct vfile {
+	char name[PATH_MAX];
+	uint64_t seed;
+};
+
+struct vctx {
+	const char *device;
+	struct vfile *files;
+	bool quiet, use_read;
+};
+
+#define VBUF (4u << 20)
+
+static int report(const struct vctx *v, const char *name, int64_t bad,
+		  uint64_t size)
+{
+	if (bad >= 0) {
+		fprintf(stderr, "famfs verify: %s: mismatch at offset %lld of %llu bytes\n",
+			name, (long long)bad, (unsigned long long)size);
+		return -1;
+	}
+	if (!v->quiet)
+		printf("famfs verify: %s: all %llu bytes match\n", name,
+		       (unsigned long long)size);
+	return 0;
+}
+
+static int by_mmap(const struct vctx *v, struct cli_file *f, uint64_t seed)
+{
+	struct cli_pattern pat;
+	int64_t bad;
+	void *p;
+
+	if (!f->size)
+		return report(v, f->name, -1, 0);
+	p = mmap(NULL, f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "famfs verify: cannot map %s: %s\n", f->name,
+			strerror(errno));
+		return -1;
+	}
+	/* Another host may have written it: read memory, not stale lines. */
+	famfs_mem_flush(p, f->size);
+	cli_pattern_init(&pat, seed);
+	bad = cli_pattern_check(&pat, p, f->size);
+	munmap(p, f->size);
+	return report(v, f->name, bad, f->size);
+}
+
+static int by_read(const struct vctx *v, struct cli_file *f, uint64_t seed)
+{
+	struct cli_pattern pat;
+	uint64_t off = 0;
+	int64_t bad = -1;
+	uint8_t *buf = malloc(VBUF);
+
+	if (!buf)
+		return -1;
+	cli_pattern_init(&pat, seed);
+	while (off < f->size && bad < 0) {
+		size_t n = f->size - off < VBUF ? (size_t)(f->size - off) : VBUF;
+
+		if (cli_file_pread(f, buf, n, off) != (ssize_t)n) {
+			fprintf(stderr, "famfs verify: %s: short read at %llu\n",
+				f->name, (unsigned long long)off);
+			free(buf);
+			return -1;
+		}
+		bad = cli_pattern_check(&pat, buf, n);
+		if (bad >= 0)
+			bad += (int64_t)off;
+		off += n;
+	}
+	free(buf);
+	return report(v, f->name, bad, f->size);
+}
+
+static int verify_one(unsigned int i, void *arg)
+{
+	struct vctx *v = arg;
+	struct vfile *vf = &v->files[i];
+	struct famfs_ns ns = { 0 };
+	char rel[FAMFS_PATH_LEN];
+	struct cli_file f;
+	struct cli_fs fs;
+	int rc = -1;
+
+	/* Each file opens its own famfs: -m may name files in several. */
+	if (cli_fs_open(&fs, v->device, vf->name, false))
+		return -1;
+	if (cli_relpath(&fs, vf->name, rel))
+		goto out;
+	if (!fs.mounted && cli_ns_load(&fs, &ns, "verify"))
+		goto out_ns;
+	if (cli_file_open(&f, &fs, fs.mounted ? NULL : &ns, rel, false))
+		goto out_ns;
+	rc = f.fd >= 0 && !v->use_read ? by_mmap(v, &f, vf->seed) :
+					 by_read(v, &f, vf->seed);
+	cli_file_close(&f);
+out_ns:
+	if (!fs.mounted)
+		famfs_ns_free(&ns);
+out:
+	cli_fs_close(&fs);
+	return rc;
+}
+
+static int parse_seed(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	if (errno || !*s || *end || !*out) {
+		fprintf(stderr, "famfs verify: \"%s\" is not a seed (a non-zero number)\n",
+			s);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "filename", required_argument, NULL, 'f' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "multi", required_argument, NULL, 'm' },
+		{ "threadct", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "read", no_argument, NULL, 'r' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct vctx v = { .device = cli_device };
+	const char *file = NULL;
+	uint64_t seed = 0;
+	unsigned int n = 0, nmulti = 0, failed;
+	uint32_t threads = 0;
+	int c;
+
+	v.files = calloc((size_t)argc + 1, sizeof(*v.files));
+	if (!v.files)
+		return CLI_FAIL;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "f:S:m:t:qrD:h", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'f':
+			file = optarg;
+			break;
+		case 'S':
+			if (parse_seed(optarg, &seed))
+				goto usage_err;
+			break;
+		case 'm': {
+			const char *comma = strrchr(optarg, ',');
+
+			if (!comma || comma == optarg) {
+				fprintf(stderr, "famfs verify: -m %s: expected FILE,SEED\n",
+					optarg);
+				goto usage_err;
+			}
+			snprintf(v.files[nmulti].name, sizeof(v.files[0].name),
+				 "%.*s", (int)(comma - optarg), optarg);
+			if (parse_seed(comma + 1, &v.files[nmulti].seed))
+				goto usage_err;
+			nmulti++;
+			break;
+		}
+		case 't':
+			if (cli_parse_u32("-t", optarg, &threads))
+				goto usage_err;
+			break;
+		case 'q':
+			v.quiet = true;
+			break;
+		case 'r':
+			v.use_read = true;
+			break;
+		case 'D':
+			v.device = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			free(v.files);
+			return CLI_OK;
+		default:
+			if (optopt == '?') {
+				usage(stdout);
+				free(v.files);
+				return CLI_OK;
+			}
+			goto usage_err;
+		}
+	}
+	if (!file && optind == argc - 1)
+		file = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "famfs verify: unexpected argument %s\n",
+			argv[optind]);
+		goto usage_err;
+	}
+	if (nmulti) {
+		if (file || seed) {
+			fprintf(stderr, "famfs verify: -m cannot be mixed with -f and -S\n");
+			goto usage_err;
+		}
+		n = nmulti;
+	} else {
+		if (!file || !seed) {
+			fprintf(stderr, "famfs verify: %s\n",
+				!file ? "no file given (-f FILE)" :
+					"no seed given (-S SEED)");
+			goto usage_err;
+		}
+		snprintf(v.files[0].name, sizeof(v.files[0].name), "%s", file);
+		v.files[0].seed = seed;
+		n = 1;
+	}
+	if (!threads) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = cpus > 0 ? (uint32_t)cpus : 1;
+	}
+	failed = cli_parallel(threads, n, verify_one, &v);
+	if (nmulti && !v.quiet)
+		printf("famfs verify: %u of %u files match\n", n - failed, n);
+	free(v.files);
+	return failed ? CLI_FAIL : CLI_OK;
+
+usage_err:
+	usage(stderr);
+	free(v.files);
+	return CLI_USAGE;
+}
