@@ -53,6 +53,9 @@ t0=$(now)
 ko=$top/dkms/build/famfs_fuse.ko
 [ -f "$ko" ] || die "no $ko after the build"
 log "module ready ($(since "$t0") s)"
+# Host-side check: the daemon's ABI header matches the patched fuse.h.
+abi_ok=0
+"$top/dkms/abi-check.sh" >"$w/abi.log" 2>&1 && abi_ok=1 || cat "$w/abi.log" >&2
 
 # 2. Initramfs: cached base + our files.
 t0=$(now)
@@ -128,7 +131,13 @@ else
 	pass=$((pass + 1))
 	echo "ok - kernel log of the guest is clean"
 fi
-[ "$fail" -eq 0 ] || [ -z "${VM_VERBOSE:-}" ] || true
+if [ $abi_ok = 1 ]; then
+	pass=$((pass + 1))
+	echo "ok - famfs_fuse_abi.h matches the patched uapi fuse.h"
+else
+	fail=$((fail + 1))
+	echo "not ok - famfs_fuse_abi.h matches the patched uapi fuse.h"
+fi
 if [ "$fail" -ne 0 ] && [ -z "${VM_KEEP:-}" ]; then
 	mkdir -p "$C/vm/last-failure"
 	cp "$w/console.log" "$w/results.txt" "$w/build.log" "$C/vm/last-failure/" 2>/dev/null || true
