@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The famfs extension of the FUSE protocol, on a stock libfuse that knows
+ * nothing of it. libfuse lets a server supply its own read and writev for
+ * the connection (fuse_session_custom_io); we use them to
+ *  - answer FUSE_GET_FMAP and FUSE_GET_DAXDEV ourselves, before libfuse
+ *    sees them (it would answer ENOSYS), and
+ *  - accept FUSE_DAX_FMAP in the INIT reply: libfuse 3.14 has no way to
+ *    set flags2 bit 11, so we add it to the reply on its way out.
+ * Everything else passes through unchanged. This is the only file that
+ * knows the wire layout beyond what libfuse exposes.
+ */
+#include <errno.h>
+#include <linux/fuse.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "famfs_fuse_abi.h"
+#include "fmap_msg.h"
+#include "fused.h"
+
+static size_t reply_err(const struct fuse_in_header *ih, int err, void *out)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh),
+		.error = -err,
+		.unique = ih->unique,
+	};
+
+	memcpy(out, &oh, sizeof(oh));
+	return sizeof(oh);
+}
+
+static size_t reply_ok(const struct fuse_in_header *ih, void *out,
+		       size_t payload)
+{
+	struct fuse_out_header oh = {
+		.len = (uint32_t)(sizeof(oh) + payload),
+		.unique = ih->unique,
+	};
+
+	memcpy(out, &oh, sizeof(oh));
+	return oh.len;
+}
+
+/*
+ * GET_FMAP: the map of the file @ih->nodeid. Directories and .status
+ * have none: ENODATA tells the kernel to serve them as plain FUSE files.
+ */
+static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
+		       uint8_t *out, size_t outsz)
+{
+	uint8_t *payload = out + sizeof(struct fuse_out_header);
+	size_t room = outsz - sizeof(struct fuse_out_header);
+	const struct famfs_node *n;
+	struct famfs_omf_fmap meta;
+	const struct famfs_omf_fmap *fm;
+	unsigned int type = FUSE_FAMFS_FILE_REG;
+	uint64_t size;
+	ssize_t len;
+
+	fs->get_fmaps++;
+	if (room > FAMFS_FMAP_MAX)
+		room = FAMFS_FMAP_MAX;
+	if (fused_is_meta(ih->nodeid)) {
+		if (fused_meta_fmap(fs, ih->nodeid, &meta, &size))
+			return reply_err(ih, ENODATA, out);
+		fm = &meta;
+		type = ih->nodeid == FUSED_META_SB_INO ?
+			       FUSE_FAMFS_FILE_SUPERBLOCK :
+			       FUSE_FAMFS_FILE_LOG;
+	} else {
+		n = famfs_ns_get(&fs->ns, ih->nodeid);
+		if (!n)
+			return reply_err(ih, ENOENT, out);
+		if (n->is_dir)
+			return reply_err(ih, ENODATA, out);
+		fm = &n->fmap;
+		size = n->size;
+	}
+	len = famfs_fmap_msg_encode(type, fm, size, payload, room);
+	if (len < 0) {
+		fused_log(L_ERR, "GET_FMAP of inode %llu: its map cannot be sent (%s)",
+			  (unsigned long long)ih->nodeid, strerror((int)-len));
+		return reply_err(ih, (int)-len, out);
+	}
+	return reply_ok(ih, out, (size_t)len);
+}
+
+/* GET_DAXDEV: we serve one device, index 0 (ADD_DAXDEV is not yet used). */
+static size_t get_daxdev(struct fused *fs, const struct fuse_in_header *ih,
+			 const uint8_t *body, size_t bodylen, uint8_t *out,
+			 size_t outsz)
+{
+	struct fuse_get_daxdev_in in;
+	struct fuse_daxdev_out d;
+
+	fs->get_daxdevs++;
+	if (bodylen < sizeof(in))
+		return reply_err(ih, EINVAL, out);
+	memcpy(&in, body, sizeof(in));
+	if (in.daxdev_num != 0)
+		return reply_err(ih, EINVAL, out);
+	if (outsz < sizeof(struct fuse_out_header) + sizeof(d))
+		return reply_err(ih, ENOSPC, out);
+	memset(&d, 0, sizeof(d));
+	d.index = 0;
+	/* A longer path cannot be named: refuse rather than cut it. */
+	if (strlen(fs->devpath) >= sizeof(d.name))
+		return reply_err(ih, ENAMETOOLONG, out);
+	memcpy(d.name, fs->devpath, strlen(fs->devpath));
+	memcpy(out + sizeof(struct fuse_out_header), &d, sizeof(d));
+	return reply_ok(ih, out, sizeof(d));
+}
+
+size_t famfs_ext_request(struct fused *fs, const void *in, size_t inlen,
+			 void *out, size_t outsz)
+{
+	struct fuse_in_header ih;
+	const uint8_t *body = (const uint8_t *)in + sizeof(ih);
+
+	if (inlen < sizeof(ih) || outsz < sizeof(struct fuse_out_header))
+		return 0;
+	memcpy(&ih, in, sizeof(ih));
+	if (ih.len < sizeof(ih) || ih.len > inlen)
+		return 0;
+	switch (ih.opcode) {
+	case FUSE_GET_FMAP:
+		return get_fmap(fs, &ih, out, outsz);
+	case FUSE_GET_DAXDEV:
+		return get_daxdev(fs, &ih, body, ih.len - sizeof(ih), out,
+				  outsz);
+	default:
+		return 0;
+	}
+}
+
+/* INIT is on its way to libfuse: note whether famfs mode is on offer. */
+static void saw_init(struct fused *fs, const struct fuse_in_header *ih,
+		     const uint8_t *body, size_t bodylen)
+{
+	struct fuse_init_in init;
+
+	memset(&init, 0, sizeof(init));
+	memcpy(&init, body,
+	       bodylen < sizeof(init) ? bodylen : sizeof(init));
+	fs->init_seen = true;
+	fs->init_unique = ih->unique;
+	fs->dax_offered = (init.flags & FUSE_INIT_EXT) &&
+			  ((uint64_t)init.flags2 << 32 & FUSE_DAX_FMAP);
+	fs->famfs_mode = fs->dax_offered && fs->allow_famfs;
+}
+
+static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct fused *fs = userdata;
+	uint8_t out[sizeof(struct fuse_out_header) + FAMFS_FMAP_MAX];
+	struct fuse_in_header ih;
+	ssize_t n = read(fd, buf, len);
+	size_t rlen;
+
+	if (n < (ssize_t)sizeof(ih))
+		return n;
+	fs->requests++;
+	memcpy(&ih, buf, sizeof(ih));
+	if (ih.opcode == FUSE_INIT) {
+		saw_init(fs, &ih, (uint8_t *)buf + sizeof(ih),
+			 (size_t)n - sizeof(ih));
+		return n;
+	}
+	rlen = famfs_ext_request(fs, buf, (size_t)n, out, sizeof(out));
+	if (!rlen)
+		return n;
+	/* Answered here; libfuse never sees it. */
+	if (write(fd, out, rlen) != (ssize_t)rlen)
+		fused_log(L_WARN, "reply to request %llu (opcode %u) not delivered: %s",
+			  (unsigned long long)ih.unique, ih.opcode,
+			  strerror(errno));
+	/* Back to the poll loop (libfuse retries on EAGAIN, silently). */
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Accept FUSE_DAX_FMAP in libfuse's INIT reply when we want famfs mode. */
+static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
+{
+	struct fuse_out_header oh;
+	struct fuse_init_out *io;
+
+	if (count < 2 || iov[0].iov_len < sizeof(oh))
+		return;
+	memcpy(&oh, iov[0].iov_base, sizeof(oh));
+	if (oh.unique != fs->init_unique || oh.error)
+		return;
+	fs->init_seen = false;
+	if (!fs->famfs_mode)
+		return;
+	if (iov[1].iov_len < offsetof(struct fuse_init_out, flags2) +
+				     sizeof(io->flags2)) {
+		/* An old kernel has no flags2: it cannot be ours. */
+		fs->famfs_mode = false;
+		return;
+	}
+	io = iov[1].iov_base;
+	io->flags |= FUSE_INIT_EXT;
+	io->flags2 |= (uint32_t)(FUSE_DAX_FMAP >> 32);
+}
+
+static ssize_t ext_writev(int fd, struct iovec *iov, int count,
+			  void *userdata)
+{
+	struct fused *fs = userdata;
+
+	if (fs->init_seen)
+		patch_init_reply(fs, iov, count);
+	return writev(fd, iov, count);
+}
+
+int famfs_ext_attach(struct fused *fs, struct fuse_session *se, int fd)
+{
+	static const struct fuse_custom_io io = {
+		.read = ext_read,
+		.writev = ext_writev,
+	};
+
+	fs->se = se;
+	return fuse_session_custom_io(se, &io, fd);
+}

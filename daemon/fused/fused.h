@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * famfs-fused: the state one daemon keeps, shared by its few source files.
+ * The daemon is single-threaded (one poll loop), so nothing here is locked.
+ */
+#ifndef FAMFS_FUSED_H
+#define FAMFS_FUSED_H
+
+#define FUSE_USE_VERSION 34
+
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libfamfs.h"
+#include "namespace.h"
+
+/*
+ * Virtual files live above every inode number the log can produce (index
+ * + 2, and a log holds far fewer than 2^40 entries).
+ */
+#define FUSED_META_DIR_INO (1ULL << 40)
+#define FUSED_META_SB_INO (FUSED_META_DIR_INO + 1)
+#define FUSED_META_LOG_INO (FUSED_META_DIR_INO + 2)
+#define FUSED_META_STATUS_INO (FUSED_META_DIR_INO + 3)
+
+#define FUSED_META_DIR ".meta"
+#define FUSED_META_SB ".superblock"
+#define FUSED_META_LOG ".log"
+#define FUSED_META_STATUS ".status"
+
+struct fused {
+	/* what we serve */
+	struct famfs_dev dev;
+	struct famfs_geometry g;
+	struct famfs_ns ns;
+	enum famfs_role role;
+	bool readonly; /* a client, or role=client: nothing is written */
+
+	/* how we were started */
+	char devpath[PATH_MAX];
+	char mountpoint[PATH_MAX];
+	char fuse_dev[PATH_MAX];
+	unsigned int poll_ms;
+	bool debug;
+	bool allow_famfs;   /* the device can be DAX-mapped by a kernel */
+	bool require_famfs; /* fallback=no: fail unless the kernel offers it */
+	int ready_fd;	    /* write one status line here once mounted */
+
+	/* the FUSE connection */
+	struct fuse_session *se;
+	int fuse_fd;
+	bool famfs_mode; /* the kernel accepted FUSE_DAX_FMAP */
+	bool dax_offered;
+	uint64_t init_unique;
+	bool init_seen;
+
+	/* counters for .meta/.status */
+	uint64_t requests, reads, writes, get_fmaps, get_daxdevs, refreshes;
+
+	/* the damage the log walk last stopped at, reported once */
+	bool log_bad;
+	uint64_t bad_index;
+	char bad_why[256];
+
+	/* free map for statfs, rebuilt when the namespace grew */
+	struct famfs_alloc alloc;
+	uint64_t alloc_nindex;
+	bool alloc_valid;
+
+	int64_t mount_time;
+};
+
+/* ---- logging (log.c) ---- */
+enum fused_level { L_ERR = 3, L_WARN = 4, L_NOTICE = 5, L_INFO = 6, L_DEBUG = 7 };
+void fused_log_init(bool debug, const char *logfile);
+void fused_log_detach(void);
+void fused_log(enum fused_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- the namespace, kept current from the log (refresh.c) ---- */
+int fused_load(struct fused *fs);
+/* Apply entries appended since the last call; returns how many, or < 0. */
+int fused_refresh(struct fused *fs);
+const struct famfs_alloc *fused_alloc(struct fused *fs);
+
+/* ---- .meta files (meta.c) ---- */
+bool fused_is_meta(uint64_t ino);
+int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st);
+uint64_t fused_meta_lookup(uint64_t parent, const char *name);
+/* The text of .meta/.status into @buf; returns its length. */
+size_t fused_status(struct fused *fs, char *buf, size_t len);
+/* Device range behind .superblock or .log (fmap for GET_FMAP too). */
+int fused_meta_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
+		    uint64_t *size);
+
+/* ---- FUSE operations (ops.c) ---- */
+extern const struct fuse_lowlevel_ops fused_ops;
+void fused_node_attr(struct fused *fs, const struct famfs_node *n,
+		     struct stat *st);
+
+/* ---- famfs protocol extension (famfs_ext.c) ---- */
+/* Put our receive/send hooks on @se's connection @fd. */
+int famfs_ext_attach(struct fused *fs, struct fuse_session *se, int fd);
+/*
+ * Answer a famfs-only request (GET_FMAP, GET_DAXDEV) held in @in: the reply,
+ * header included, goes to @out. Returns the reply length, or 0 when the
+ * request is not one of ours (libfuse handles it).
+ */
+size_t famfs_ext_request(struct fused *fs, const void *in, size_t inlen,
+			 void *out, size_t outsz);
+
+/* ---- readiness (main.c) ---- */
+void fused_ready(struct fused *fs, const char *err);
+
+#endif

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Daemon messages. Under systemd stderr is the journal: a "<N>" prefix
+ * gives each line its priority. In a terminal or a log file the level is
+ * spelled out. Once detached from the terminal we use syslog, which is
+ * the journal on a systemd host.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fused.h"
+
+static bool journal, use_syslog, want_debug;
+static FILE *logf;
+
+void fused_log_init(bool debug, const char *logfile)
+{
+	want_debug = debug;
+	journal = getenv("JOURNAL_STREAM") != NULL;
+	if (logfile && *logfile) {
+		logf = fopen(logfile, "a");
+		if (logf)
+			setvbuf(logf, NULL, _IOLBF, 0);
+		else
+			fprintf(stderr, "famfs-fused: cannot open log file %s\n",
+				logfile);
+	}
+}
+
+void fused_log_detach(void)
+{
+	if (logf || journal)
+		return;
+	openlog("famfs-fused", LOG_PID, LOG_DAEMON);
+	use_syslog = true;
+}
+
+static const char *level_name(enum fused_level lvl)
+{
+	switch (lvl) {
+	case L_ERR:
+		return "error";
+	case L_WARN:
+		return "warning";
+	case L_NOTICE:
+		return "notice";
+	case L_INFO:
+		return "info";
+	default:
+		return "debug";
+	}
+}
+
+void fused_log(enum fused_level lvl, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (lvl == L_DEBUG && !want_debug)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	if (logf) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(logf, "%lld.%03ld famfs-fused[%d]: %s: %s\n",
+			(long long)ts.tv_sec, ts.tv_nsec / 1000000,
+			(int)getpid(), level_name(lvl), msg);
+	} else if (use_syslog) {
+		syslog((int)lvl, "%s", msg);
+	} else if (journal) {
+		fprintf(stderr, "<%d>%s\n", (int)lvl, msg);
+	} else {
+		fprintf(stderr, "famfs-fused: %s: %s\n", level_name(lvl), msg);
+	}
+}

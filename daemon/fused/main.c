@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * famfs-fused: serve a famfs over FUSE.
+ *
+ *   famfs-fused [-f] [-d] [-o OPTS] [--fuse-dev PATH] DEVICE MOUNTPOINT
+ *
+ * Without -f the daemon detaches, and the command returns only once the
+ * mount is ready (exit 0) or has failed (exit 1, reason on stderr), so
+ * mount.famfs and scripts can rely on its status. Under systemd run it
+ * with -f: it sends READY=1 when the kernel's INIT has been answered.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fused.h"
+#include "mountinfo.h"
+
+#define FUSE_DEV "/dev/fuse"
+#define FAMFS_FUSE_DEV "/dev/famfs-fuse"
+#define DEFAULT_POLL_MS 1000
+
+enum fallback { FALLBACK_AUTO, FALLBACK_YES, FALLBACK_NO };
+
+struct opts {
+	bool foreground, ro, debug;
+	enum fallback fallback;
+	const char *role; /* auto, master, client */
+	const char *logfile;
+	unsigned long mflags;
+};
+
+static struct fused the_fs;
+static bool detached;
+static volatile sig_atomic_t stop;
+
+/* A stop signal: end the loop; main() then unmounts. */
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+	fuse_session_exit(the_fs.se);
+}
+
+static void set_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* No SA_RESTART: poll() must return so the loop sees the flag. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: famfs-fused [-f] [-d] [-o OPTIONS] [--fuse-dev PATH] DEVICE MOUNTPOINT\n"
+		"\n"
+		"Serve the famfs on DEVICE (a /dev/daxX.Y or a regular file) at MOUNTPOINT.\n"
+		"  -f              stay in the foreground (systemd: Type=notify)\n"
+		"  -d              debug messages (and libfuse's request trace)\n"
+		"  --fuse-dev PATH FUSE device to use (default: /dev/famfs-fuse when the\n"
+		"                  famfs kernel module is loaded and DEVICE is devdax,\n"
+		"                  else /dev/fuse)\n"
+		"Options (-o, comma separated):\n"
+		"  ro              serve read-only (a client is always read-only)\n"
+		"  role=auto|master|client\n"
+		"  fallback=auto|yes|no  serve data ourselves when the kernel cannot\n"
+		"  poll_ms=N       look for entries other hosts logged every N ms (1000)\n"
+		"  logfile=PATH    log there instead of syslog once detached\n"
+		"  nosuid nodev noexec noatime rw defaults  as for mount(8)\n");
+}
+
+/* Report how starting went to whoever waits: parent, mount.famfs, systemd. */
+void fused_ready(struct fused *fs, const char *err)
+{
+	if (err)
+		fused_log(L_ERR, "%s", err);
+	if (fs->ready_fd >= 0) {
+		char line[1100];
+		int n = snprintf(line, sizeof(line), "%s%s\n",
+				 err ? "ERR " : "OK", err ? err : "");
+
+		if (write(fs->ready_fd, line, (size_t)n) < 0) {
+			/* nobody is waiting any more */
+		}
+		close(fs->ready_fd);
+		fs->ready_fd = -1;
+	}
+	if (err) {
+		sd_notifyf(0, "STATUS=%s", err);
+		return;
+	}
+	sd_notifyf(0, "READY=1\nSTATUS=serving %s on %s (%s mode, %s)",
+		   fs->devpath, fs->mountpoint,
+		   fs->famfs_mode ? "famfs" : "fallback",
+		   famfs_role_name(fs->role));
+	if (detached) {
+		/* Nobody reads our stderr any more: the log goes elsewhere. */
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		fused_log_detach();
+		if (null >= 0) {
+			dup2(null, STDERR_FILENO);
+			close(null);
+		}
+	}
+}
+
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fused_ready(&the_fs, msg);
+	exit(1);
+}
+
+static bool privileged(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f;
+
+	if (geteuid() == 0)
+		return true;
+	f = fopen("/proc/self/status", "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ULL << 21); /* CAP_SYS_ADMIN */
+}
+
+static void parse_o(struct fused *fs, struct opts *o, char *list)
+{
+	char *save = NULL;
+
+	for (char *opt = strtok_r(list, ",", &save); opt;
+	     opt = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(opt, '=');
+
+		if (val)
+			*val++ = '\0';
+		if (!strcmp(opt, "ro"))
+			o->ro = true;
+		else if (!strcmp(opt, "rw") || !strcmp(opt, "defaults") ||
+			 !strcmp(opt, "allow_other") ||
+			 !strcmp(opt, "default_permissions") ||
+			 !strcmp(opt, "suid") || !strcmp(opt, "dev") ||
+			 !strcmp(opt, "exec") || !strcmp(opt, "atime"))
+			continue; /* what we do anyway */
+		else if (!strcmp(opt, "nosuid"))
+			o->mflags |= MS_NOSUID;
+		else if (!strcmp(opt, "nodev"))
+			o->mflags |= MS_NODEV;
+		else if (!strcmp(opt, "noexec"))
+			o->mflags |= MS_NOEXEC;
+		else if (!strcmp(opt, "noatime"))
+			o->mflags |= MS_NOATIME;
+		else if (!strcmp(opt, "debug"))
+			o->debug = true;
+		else if (!strcmp(opt, "role") && val &&
+			 (!strcmp(val, "auto") || !strcmp(val, "master") ||
+			  !strcmp(val, "client")))
+			o->role = val;
+		else if (!strcmp(opt, "fallback") && val &&
+			 !strcmp(val, "auto"))
+			o->fallback = FALLBACK_AUTO;
+		else if (!strcmp(opt, "fallback") && val &&
+			 !strcmp(val, "yes"))
+			o->fallback = FALLBACK_YES;
+		else if (!strcmp(opt, "fallback") && val && !strcmp(val, "no"))
+			o->fallback = FALLBACK_NO;
+		else if (!strcmp(opt, "poll_ms") && val && *val) {
+			char *end;
+			unsigned long v = strtoul(val, &end, 10);
+
+			if (*end || v > 3600000)
+				die("bad poll_ms=%s (0 to 3600000; 0 turns polling off)",
+				    val);
+			fs->poll_ms = (unsigned int)v;
+		} else if (!strcmp(opt, "logfile") && val)
+			o->logfile = val;
+		else if (!strcmp(opt, "fuse_dev") && val)
+			snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s", val);
+		else if (!strcmp(opt, "ready_fd") && val)
+			fs->ready_fd = atoi(val);
+		else
+			die("unknown option '%s%s%s'", opt, val ? "=" : "",
+			    val ? val : "");
+	}
+}
+
+/* Open the device and decide who we are on it. */
+static void open_device(struct fused *fs, const struct opts *o)
+{
+	int rc = famfs_dev_open_fs(fs->devpath, 0, &fs->dev);
+
+	if (rc)
+		die("%s: %s", fs->devpath,
+		    rc == -ENOENT && access(fs->devpath, F_OK) == 0 ?
+			    "not a famfs (no famfs superblock; see mkfs.famfs)" :
+			    famfs_errmsg());
+	fs->role = famfs_role(&fs->dev);
+	if (!strcmp(o->role, "master") && fs->role != FAMFS_ROLE_MASTER)
+		die("%s: role=master asked, but this host is a client of this famfs (its system UUID is not the superblock's)",
+		    fs->devpath);
+	if (!strcmp(o->role, "client"))
+		fs->role = FAMFS_ROLE_CLIENT;
+	fs->readonly = fs->role != FAMFS_ROLE_MASTER || o->ro;
+	if (!fs->readonly) {
+		famfs_dev_close(&fs->dev);
+		rc = famfs_dev_open_fs(fs->devpath, FAMFS_OPEN_RW, &fs->dev);
+		if (rc)
+			die("%s: %s", fs->devpath, famfs_errmsg());
+	}
+	if (fused_load(fs))
+		die("%s: cannot read the log: %s", fs->devpath, famfs_errmsg());
+}
+
+/* Which FUSE device: the famfs module's when it can serve this device. */
+static void pick_fuse_dev(struct fused *fs, const struct opts *o)
+{
+	bool dax = fs->dev.kind == FAMFS_DEV_DAX;
+	bool module = access(FAMFS_FUSE_DEV, F_OK) == 0;
+
+	fs->allow_famfs = dax && o->fallback != FALLBACK_YES;
+	fs->require_famfs = o->fallback == FALLBACK_NO;
+	if (fs->fuse_dev[0])
+		return;
+	if (o->fallback == FALLBACK_NO && !module)
+		die("famfs kernel module not loaded and fallback disabled (%s is missing; load famfs_fuse or use fallback=auto)",
+		    FAMFS_FUSE_DEV);
+	if (o->fallback == FALLBACK_NO && !dax)
+		die("%s is not a devdax device, so only fallback mode can serve it, and fallback is disabled",
+		    fs->devpath);
+	snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s",
+		 module && fs->allow_famfs ? FAMFS_FUSE_DEV : FUSE_DEV);
+}
+
+/* mount(2) ourselves, as for any FUSE device that fusermount3 knows not. */
+static void do_mount(struct fused *fs, const struct opts *o)
+{
+	const char *base = strrchr(fs->fuse_dev, '/');
+	const char *type;
+	char data[256];
+	struct stat st;
+
+	base = base ? base + 1 : fs->fuse_dev;
+	type = !strcmp(base, "fuse") ? "fuse.famfs" : "famfs_fuse";
+	fs->fuse_fd = open(fs->fuse_dev, O_RDWR | O_CLOEXEC);
+	if (fs->fuse_fd < 0)
+		die("cannot open %s: %s", fs->fuse_dev, strerror(errno));
+	if (fstat(fs->fuse_fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		die("%s is not a FUSE character device", fs->fuse_dev);
+	snprintf(data, sizeof(data),
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other",
+		 fs->fuse_fd);
+	if (mount(fs->devpath, fs->mountpoint, type,
+		  o->mflags | (fs->readonly ? MS_RDONLY : 0), data) < 0)
+		die("cannot mount %s on %s (type %s): %s", fs->devpath,
+		    fs->mountpoint, type, strerror(errno));
+}
+
+/* Never two writers on one device: their log locks would not meet. */
+static void check_not_mounted(struct fused *fs)
+{
+	char where[PATH_MAX];
+	bool rw;
+
+	if (famfs_mount_at(fs->mountpoint))
+		die("%s is already a famfs mount point", fs->mountpoint);
+	if (!fs->readonly && famfs_mount_of(fs->devpath, where, sizeof(where),
+					    &rw) && rw)
+		die("%s is already mounted read-write at %s (one master mount per device and host)",
+		    fs->devpath, where);
+}
+
+static void daemonize(struct fused *fs)
+{
+	int p[2];
+	pid_t pid;
+	char line[1100];
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0) {
+		/* Wait for the child's verdict; its stderr told the reason. */
+		close(p[1]);
+		n = read(p[0], line, sizeof(line) - 1);
+		exit(n >= 2 && !strncmp(line, "OK", 2) ? 0 : 1);
+	}
+	close(p[0]);
+	if (fs->ready_fd >= 0)
+		close(fs->ready_fd);
+	fs->ready_fd = p[1];
+	setsid();
+	if (chdir("/") < 0) {
+		/* cannot happen; nothing relies on the cwd */
+	}
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		close(null);
+	}
+	detached = true;
+}
+
+static int serve(struct fused *fs)
+{
+	struct fuse_buf buf = { 0 };
+	struct pollfd pfd[2];
+	int tfd = -1, res = 0;
+
+	if (fs->poll_ms) {
+		struct itimerspec it = {
+			.it_interval = { fs->poll_ms / 1000,
+					 (long)(fs->poll_ms % 1000) * 1000000 },
+		};
+
+		it.it_value = it.it_interval;
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd >= 0)
+			timerfd_settime(tfd, 0, &it, NULL);
+	}
+	pfd[0] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+	while (!fuse_session_exited(fs->se)) {
+		if (poll(pfd, tfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			res = -errno;
+			break;
+		}
+		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
+			uint64_t ticks;
+
+			if (read(tfd, &ticks, sizeof(ticks)) > 0)
+				fused_refresh(fs);
+		}
+		if (!pfd[0].revents)
+			continue;
+		res = fuse_session_receive_buf(fs->se, &buf);
+		if (res == -EINTR || res == -EAGAIN) {
+			res = 0;
+			continue;
+		}
+		if (res <= 0)
+			break; /* 0: unmounted, the session is over */
+		fuse_session_process_buf(fs->se, &buf);
+		res = 0;
+	}
+	free(buf.mem);
+	if (tfd >= 0)
+		close(tfd);
+	return res;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "fuse-dev", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .role = "auto" };
+	struct fused *fs = &the_fs;
+	char *fargv[] = { argv[0], "-d", NULL };
+	struct fuse_args fargs = FUSE_ARGS_INIT(1, fargv);
+	int c, res;
+
+	fs->ready_fd = -1;
+	fs->fuse_fd = -1;
+	fs->poll_ms = DEFAULT_POLL_MS;
+	while ((c = getopt_long(argc, argv, "fdo:hV", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o.foreground = true;
+			break;
+		case 'd':
+			o.debug = true;
+			break;
+		case 'o':
+			parse_o(fs, &o, optarg);
+			break;
+		case 'F':
+			snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s",
+				 optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("famfs-fused %s\n", FAMFS_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return 2;
+	}
+	fs->debug = o.debug;
+	fused_log_init(o.debug, o.logfile);
+	if (!realpath(argv[optind], fs->devpath))
+		die("%s: %s", argv[optind], strerror(errno));
+	if (!realpath(argv[optind + 1], fs->mountpoint))
+		die("mount point %s: %s", argv[optind + 1], strerror(errno));
+	if (!privileged())
+		die("famfs mounts are privileged: run famfs-fused as root (or with CAP_SYS_ADMIN)");
+
+	open_device(fs, &o);
+	pick_fuse_dev(fs, &o);
+	check_not_mounted(fs);
+	if (!o.foreground)
+		daemonize(fs);
+
+	if (o.debug)
+		fargs.argc = 2;
+	fs->se = fuse_session_new(&fargs, &fused_ops, sizeof(fused_ops), fs);
+	if (!fs->se)
+		die("cannot create the FUSE session");
+	fs->mount_time = time(NULL);
+	do_mount(fs, &o);
+	if (famfs_ext_attach(fs, fs->se, fs->fuse_fd) < 0) {
+		umount2(fs->mountpoint, MNT_DETACH);
+		die("cannot attach to %s", fs->fuse_dev);
+	}
+	set_signals();
+
+	res = serve(fs);
+
+	/*
+	 * A signal ends the loop with our mount still there: take it down.
+	 * After umount(8) the path may already hold someone else's mount,
+	 * so only a stop by signal unmounts.
+	 */
+	if (stop && umount2(fs->mountpoint, 0) < 0 && errno == EBUSY)
+		umount2(fs->mountpoint, MNT_DETACH);
+	if (fs->ready_fd >= 0)
+		fused_ready(fs, "the mount ended before the kernel's INIT");
+	fuse_session_destroy(fs->se); /* closes the FUSE fd */
+	fused_log(L_NOTICE, "%s unmounted from %s; exiting", fs->devpath,
+		  fs->mountpoint);
+	famfs_ns_free(&fs->ns);
+	famfs_dev_close(&fs->dev);
+	return res < 0 ? 1 : 0;
+}

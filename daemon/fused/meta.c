@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The .meta directory: the superblock and the log as files, so the famfs
+ * CLI can work through a mount exactly as on a raw device, and .status,
+ * a key=value report for "famfs status" (key names are a contract with
+ * the CLI: add keys, never rename them).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "famfs_fuse_abi.h"
+#include "fused.h"
+
+bool fused_is_meta(uint64_t ino)
+{
+	return ino >= FUSED_META_DIR_INO && ino <= FUSED_META_STATUS_INO;
+}
+
+uint64_t fused_meta_lookup(uint64_t parent, const char *name)
+{
+	if (parent == FAMFS_ROOT_INO)
+		return strcmp(name, FUSED_META_DIR) ? 0 : FUSED_META_DIR_INO;
+	if (parent != FUSED_META_DIR_INO)
+		return 0;
+	if (!strcmp(name, FUSED_META_SB))
+		return FUSED_META_SB_INO;
+	if (!strcmp(name, FUSED_META_LOG))
+		return FUSED_META_LOG_INO;
+	if (!strcmp(name, FUSED_META_STATUS))
+		return FUSED_META_STATUS_INO;
+	return 0;
+}
+
+int fused_meta_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
+		    uint64_t *size)
+{
+	memset(fm, 0, sizeof(*fm));
+	fm->ext_type = FAMFS_EXT_SIMPLE;
+	fm->simple.nextents = 1;
+	if (ino == FUSED_META_SB_INO) {
+		fm->simple.se[0].offset = 0;
+		fm->simple.se[0].len = FAMFS_SB_REGION;
+	} else if (ino == FUSED_META_LOG_INO) {
+		fm->simple.se[0].offset = fs->dev.sb->log_offset;
+		fm->simple.se[0].len = fs->dev.log_len;
+	} else {
+		return -ENODATA;
+	}
+	*size = fm->simple.se[0].len;
+	return 0;
+}
+
+int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st)
+{
+	char buf[4096];
+	uint64_t size;
+	struct famfs_omf_fmap fm;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = fs->mount_time;
+	switch (ino) {
+	case FUSED_META_DIR_INO:
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	case FUSED_META_SB_INO:
+	case FUSED_META_LOG_INO:
+		fused_meta_fmap(fs, ino, &fm, &size);
+		/* Only the master's log is writable; the superblock never is. */
+		st->st_mode = S_IFREG |
+			      (ino == FUSED_META_LOG_INO && !fs->readonly ?
+				       0644 :
+				       0444);
+		st->st_nlink = 1;
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)(size / 512);
+		return 0;
+	case FUSED_META_STATUS_INO:
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)fused_status(fs, buf, sizeof(buf));
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+size_t fused_status(struct fused *fs, char *buf, size_t len)
+{
+	uint64_t slots = famfs_log_slots(fs->dev.log_len);
+	const struct famfs_alloc *a = fused_alloc(fs);
+	int n;
+
+	n = snprintf(buf, len,
+		     "mode=%s\n"
+		     "device=%s\n"
+		     "role=%s\n"
+		     "pid=%d\n"
+		     "mountpoint=%s\n"
+		     "fuse_device=%s\n"
+		     "readonly=%d\n"
+		     "requests=%llu\n"
+		     "reads=%llu\n"
+		     "writes=%llu\n"
+		     "get_fmap=%llu\n"
+		     "get_daxdev=%llu\n"
+		     "log_entries=%llu\n"
+		     "log_slots=%llu\n"
+		     "log_damaged=%d\n"
+		     "files=%llu\n"
+		     "dirs=%llu\n"
+		     "poll_ms=%u\n"
+		     "alloc_unit=%llu\n"
+		     "dev_size=%llu\n"
+		     "space_used=%llu\n"
+		     "version=%s\n",
+		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
+		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
+		     fs->fuse_dev, fs->readonly,
+		     (unsigned long long)fs->requests,
+		     (unsigned long long)fs->reads,
+		     (unsigned long long)fs->writes,
+		     (unsigned long long)fs->get_fmaps,
+		     (unsigned long long)fs->get_daxdevs,
+		     (unsigned long long)fs->ns.nindex,
+		     (unsigned long long)slots, fs->log_bad,
+		     (unsigned long long)fs->ns.files,
+		     (unsigned long long)fs->ns.dirs, fs->poll_ms,
+		     (unsigned long long)fs->g.alloc_unit,
+		     (unsigned long long)fs->g.dev_size,
+		     (unsigned long long)(a ? a->used * a->alloc_unit : 0),
+		     FAMFS_VERSION);
+	if (n < 0)
+		return 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}

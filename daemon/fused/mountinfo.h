@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Which famfs mounts this host has, from /proc/self/mountinfo. */
+#ifndef FAMFS_MOUNTINFO_H
+#define FAMFS_MOUNTINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Is @path (a canonical path) the mount point of a famfs? */
+bool famfs_mount_at(const char *path);
+/*
+ * Is the device @dev (a canonical path) mounted as a famfs? Says where the
+ * first such mount is and whether it is read-write.
+ */
+bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw);
+
+#endif

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The FUSE operations. famfs is append-only and its metadata belongs to
+ * the log, so everything that would change the namespace or a file's
+ * size, owner or mode is refused here; files and directories are created
+ * only by the famfs CLI, which appends to the log through .meta/.log.
+ *
+ * Errors returned (documented in famfs-fused(8)):
+ *   truncate / size change          EPERM  (files have a fixed size)
+ *   chmod / chown                   EPERM  (the log owns the metadata)
+ *   unlink rmdir rename link symlink EPERM (nothing is ever removed)
+ *   create mknod mkdir              EPERM  (use famfs creat/cp/mkdir)
+ *   write past the end of a file    EFBIG  (files never grow)
+ *   any write on a client           EROFS
+ * Setting only the times succeeds and changes nothing: famfs keeps none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "famfs_fuse_abi.h"
+#include "fused.h"
+
+/* Entries never go away or change; only new ones appear. */
+#define ENTRY_TIMEOUT 10.0
+#define ATTR_TIMEOUT 10.0
+
+static struct fused *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+void fused_node_attr(struct fused *fs, const struct famfs_node *n,
+		     struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_uid = n->uid;
+	st->st_gid = n->gid;
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = fs->mount_time;
+	if (n->is_dir) {
+		st->st_mode = S_IFDIR | n->mode;
+		st->st_nlink = 2;
+		for (const struct famfs_node *c = n->first_child; c;
+		     c = c->next_sibling)
+			st->st_nlink += c->is_dir;
+		st->st_size = 4096;
+	} else {
+		st->st_mode = S_IFREG | n->mode;
+		st->st_nlink = 1;
+		st->st_size = (off_t)n->size;
+		st->st_blocks = (blkcnt_t)(famfs_fmap_capacity(&n->fmap) / 512);
+	}
+}
+
+static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
+{
+	const struct famfs_node *n;
+
+	if (fused_is_meta(ino))
+		return fused_meta_attr(fs, ino, st);
+	n = famfs_ns_get(&fs->ns, ino);
+	if (!n)
+		return -ENOENT;
+	fused_node_attr(fs, n, st);
+	if (ino == FAMFS_ROOT_INO)
+		st->st_nlink++; /* .meta */
+	return 0;
+}
+
+static void fused_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct fused *fs = userdata;
+
+	/* Our receive hook needs whole requests in memory, never a pipe. */
+	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+			FUSE_CAP_SPLICE_MOVE);
+	/* The design keeps READDIRPLUS off in famfs mode; we never need it. */
+	conn->want &= ~FUSE_CAP_READDIRPLUS;
+	conn->time_gran = 1000000000;
+
+	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)",
+		  fs->devpath, fs->mountpoint,
+		  fs->famfs_mode ? "famfs" : "fallback",
+		  famfs_role_name(fs->role), fs->readonly ? ", read-only" : "",
+		  fs->dax_offered ? "offers" : "does not offer");
+	if (fs->require_famfs && !fs->famfs_mode) {
+		fused_ready(fs, fs->dax_offered ?
+				"the kernel offers famfs mode but the device cannot be DAX-mapped, and fallback is disabled" :
+				"the kernel does not offer famfs mode (FUSE_DAX_FMAP) and fallback is disabled");
+		fuse_session_exit(fs->se);
+		return;
+	}
+	fused_ready(fs, NULL);
+}
+
+static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fused *fs = fs_of(req);
+	struct fuse_entry_param e;
+	const struct famfs_node *dir, *n;
+	uint64_t mino = fused_meta_lookup(parent, name);
+
+	memset(&e, 0, sizeof(e));
+	if (mino) {
+		e.ino = mino;
+		/* .status changes size as it is read: never cache it. */
+		e.attr_timeout = mino == FUSED_META_STATUS_INO ? 0 : ATTR_TIMEOUT;
+		e.entry_timeout = ENTRY_TIMEOUT;
+		fused_meta_attr(fs, mino, &e.attr);
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	dir = famfs_ns_get(&fs->ns, parent);
+	if (!dir || !dir->is_dir) {
+		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
+		return;
+	}
+	n = famfs_ns_lookup(&fs->ns, dir, name);
+	/* The CLI may have just appended it: read the log tail and retry. */
+	if (!n && fused_refresh(fs) > 0)
+		n = famfs_ns_lookup(&fs->ns, dir, name);
+	if (!n) {
+		/* Not cached, so a file logged a moment later is seen at once. */
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	e.ino = n->ino;
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	fused_node_attr(fs, n, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void fused_getattr(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	struct stat st;
+	int rc = attr_of(fs, ino, &st);
+
+	(void)fi;
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st,
+				ino == FUSED_META_STATUS_INO ? 0 : ATTR_TIMEOUT);
+}
+
+/* Append one directory entry; false when the reply buffer is full. */
+static bool add_dirent(fuse_req_t req, char *buf, size_t size, size_t *used,
+		       const char *name, uint64_t ino, mode_t mode, off_t next)
+{
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	size_t n = fuse_add_direntry(req, buf + *used, size - *used, name, &st,
+				     next);
+
+	if (n > size - *used)
+		return false;
+	*used += n;
+	return true;
+}
+
+/*
+ * Directory offsets: 1 ".", 2 "..", 3 ".meta" (root only), then a child
+ * at ino + 3. Children are appended in log order, so their inode numbers
+ * grow along the list and an offset says exactly where to resume.
+ */
+static void fused_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			  off_t off, struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	const struct famfs_node *dir, *c;
+	size_t used = 0;
+	char *buf;
+
+	(void)fi;
+	if (off == 0 && ino != FUSED_META_DIR_INO)
+		fused_refresh(fs);
+	if (ino == FUSED_META_DIR_INO) {
+		static const struct {
+			const char *name;
+			uint64_t ino;
+			mode_t mode;
+		} ents[] = {
+			{ ".", FUSED_META_DIR_INO, S_IFDIR },
+			{ "..", FAMFS_ROOT_INO, S_IFDIR },
+			{ FUSED_META_SB, FUSED_META_SB_INO, S_IFREG },
+			{ FUSED_META_LOG, FUSED_META_LOG_INO, S_IFREG },
+			{ FUSED_META_STATUS, FUSED_META_STATUS_INO, S_IFREG },
+		};
+
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		for (off_t i = off; i < 5; i++)
+			if (!add_dirent(req, buf, size, &used, ents[i].name,
+					ents[i].ino, ents[i].mode, i + 1))
+				break;
+		fuse_reply_buf(req, buf, used);
+		free(buf);
+		return;
+	}
+	dir = famfs_ns_get(&fs->ns, ino);
+	if (!dir || !dir->is_dir) {
+		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (off < 1 && !add_dirent(req, buf, size, &used, ".", dir->ino,
+				   S_IFDIR, 1))
+		goto out;
+	if (off < 2 &&
+	    !add_dirent(req, buf, size, &used, "..",
+			dir->parent ? dir->parent->ino : FAMFS_ROOT_INO, S_IFDIR,
+			2))
+		goto out;
+	if (off < 3 && dir->ino == FAMFS_ROOT_INO &&
+	    !add_dirent(req, buf, size, &used, FUSED_META_DIR,
+			FUSED_META_DIR_INO, S_IFDIR, 3))
+		goto out;
+	for (c = dir->first_child; c; c = c->next_sibling) {
+		if ((off_t)(c->ino + 3) <= off)
+			continue;
+		if (!add_dirent(req, buf, size, &used, c->name, c->ino,
+				c->is_dir ? S_IFDIR : S_IFREG,
+				(off_t)(c->ino + 3)))
+			break;
+	}
+out:
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void fused_open(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	const struct famfs_node *n = NULL;
+	bool wr = (fi->flags & O_ACCMODE) != O_RDONLY;
+
+	if (fused_is_meta(ino)) {
+		if (ino == FUSED_META_DIR_INO) {
+			fuse_reply_err(req, EISDIR);
+			return;
+		}
+		if (wr && (ino != FUSED_META_LOG_INO || fs->readonly)) {
+			fuse_reply_err(req, EROFS);
+			return;
+		}
+		/* Built afresh on each read, so bypass the page cache. */
+		fi->direct_io = ino == FUSED_META_STATUS_INO;
+	} else {
+		n = famfs_ns_get(&fs->ns, ino);
+		if (!n) {
+			fuse_reply_err(req, ENOENT);
+			return;
+		}
+		if (n->is_dir) {
+			fuse_reply_err(req, EISDIR);
+			return;
+		}
+		if (wr && fs->readonly) {
+			fuse_reply_err(req, EROFS);
+			return;
+		}
+		if (fi->flags & O_TRUNC && n->size) {
+			fuse_reply_err(req, EPERM);
+			return;
+		}
+	}
+	/*
+	 * Page cache on, dropped at each open: mmap works through FUSE, and
+	 * each open sees what other hosts wrote to the device meanwhile.
+	 */
+	fi->keep_cache = 0;
+	fuse_reply_open(req, fi);
+}
+
+/* One buffer for all replies: the loop handles one request at a time. */
+static void *reply_buf(size_t size)
+{
+	static void *buf;
+	static size_t cap;
+
+	if (size > cap) {
+		void *p = realloc(buf, size);
+
+		if (!p)
+			return NULL;
+		buf = p;
+		cap = size;
+	}
+	return buf;
+}
+
+/* Bytes [off, off+size) of a device region of @len bytes at @base. */
+static void read_region(fuse_req_t req, struct fused *fs, const uint8_t *base,
+			uint64_t len, size_t size, off_t off)
+{
+	if ((uint64_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > len - (uint64_t)off)
+		size = (size_t)(len - (uint64_t)off);
+	famfs_dev_invalidate(&fs->dev, base + off, size);
+	fuse_reply_buf(req, (const char *)base + off, size);
+}
+
+static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	const struct famfs_node *n;
+	ssize_t got;
+	char *buf;
+
+	(void)fi;
+	fs->reads++;
+	if (ino == FUSED_META_SB_INO) {
+		read_region(req, fs, fs->dev.base, FAMFS_SB_REGION, size, off);
+		return;
+	}
+	if (ino == FUSED_META_LOG_INO) {
+		read_region(req, fs, (const uint8_t *)fs->dev.log,
+			    fs->dev.log_len, size, off);
+		return;
+	}
+	buf = reply_buf(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (ino == FUSED_META_STATUS_INO) {
+		char text[4096];
+		size_t len = fused_status(fs, text, sizeof(text));
+
+		if ((size_t)off >= len)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_buf(req, text + off,
+				       len - (size_t)off < size ?
+					       len - (size_t)off :
+					       size);
+		return;
+	}
+	n = famfs_ns_get(&fs->ns, ino);
+	if (!n || n->is_dir) {
+		fuse_reply_err(req, n ? EISDIR : ENOENT);
+		return;
+	}
+	if (fs->famfs_mode) {
+		/* The kernel maps famfs files itself; a READ here is a bug. */
+		fused_log(L_ERR, "READ of inode %llu in famfs mode: refused",
+			  (unsigned long long)ino);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	got = famfs_data_read(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
+			      size);
+	if (got < 0) {
+		fused_log(L_ERR, "read of inode %llu: %s",
+			  (unsigned long long)ino, famfs_errmsg());
+		fuse_reply_err(req, (int)-got);
+		return;
+	}
+	fuse_reply_buf(req, buf, (size_t)got);
+}
+
+static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+			size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	const struct famfs_node *n;
+	ssize_t put;
+
+	(void)fi;
+	fs->writes++;
+	if (fs->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (ino == FUSED_META_LOG_INO) {
+		uint8_t *log = (uint8_t *)fs->dev.log;
+
+		if ((uint64_t)off > fs->dev.log_len ||
+		    size > fs->dev.log_len - (uint64_t)off) {
+			fuse_reply_err(req, EFBIG);
+			return;
+		}
+		memcpy(log + off, buf, size);
+		famfs_dev_flush(&fs->dev, log + off, size);
+		fuse_reply_write(req, size);
+		return;
+	}
+	if (fused_is_meta(ino)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	n = famfs_ns_get(&fs->ns, ino);
+	if (!n || n->is_dir) {
+		fuse_reply_err(req, n ? EISDIR : ENOENT);
+		return;
+	}
+	if (fs->famfs_mode) {
+		fused_log(L_ERR, "WRITE of inode %llu in famfs mode: refused",
+			  (unsigned long long)ino);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	put = famfs_data_write(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
+			       size);
+	if (put < 0) {
+		fused_log(put == -EFBIG ? L_INFO : L_ERR,
+			  "write of inode %llu: %s", (unsigned long long)ino,
+			  famfs_errmsg());
+		fuse_reply_err(req, (int)-put);
+		return;
+	}
+	fuse_reply_write(req, (size_t)put);
+}
+
+static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+			  int to_set, struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	struct stat st;
+	int rc = attr_of(fs, ino, &st);
+
+	(void)fi;
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (fs->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size != st.st_size) {
+		fused_log(L_INFO, "inode %llu: size change refused (famfs files have a fixed size)",
+			  (unsigned long long)ino);
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (((to_set & FUSE_SET_ATTR_MODE) &&
+	     (attr->st_mode & 07777) != (st.st_mode & 07777)) ||
+	    ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != st.st_uid) ||
+	    ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != st.st_gid)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void refuse(fuse_req_t req, const char *what, const char *hint)
+{
+	struct fused *fs = fs_of(req);
+
+	if (fs->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	fused_log(L_INFO, "%s refused: famfs is append-only%s", what, hint);
+	fuse_reply_err(req, EPERM);
+}
+
+static void fused_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent;
+	(void)name;
+	refuse(req, "unlink", "");
+}
+
+static void fused_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent;
+	(void)name;
+	refuse(req, "rmdir", "");
+}
+
+static void fused_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+			 fuse_ino_t newparent, const char *newname,
+			 unsigned int flags)
+{
+	(void)parent;
+	(void)name;
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	refuse(req, "rename", "");
+}
+
+static void fused_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		       const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	refuse(req, "link", "");
+}
+
+static void fused_symlink(fuse_req_t req, const char *link,
+			  fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	refuse(req, "symlink", "");
+}
+
+static void fused_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+			mode_t mode, dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	refuse(req, "mknod", "; create files with 'famfs creat' or 'famfs cp'");
+}
+
+static void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+			mode_t mode)
+{
+	(void)parent;
+	(void)mode;
+	fused_log(L_DEBUG, "mkdir %s", name);
+	refuse(req, "mkdir", "; create directories with 'famfs mkdir'");
+}
+
+static void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+			 mode_t mode, struct fuse_file_info *fi)
+{
+	(void)parent;
+	(void)mode;
+	(void)fi;
+	fused_log(L_DEBUG, "create %s", name);
+	refuse(req, "create", "; create files with 'famfs creat' or 'famfs cp'");
+}
+
+static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fused *fs = fs_of(req);
+	const struct famfs_alloc *a;
+	uint64_t slots = famfs_log_slots(fs->dev.log_len);
+	struct statvfs sv;
+
+	(void)ino;
+	fused_refresh(fs);
+	a = fused_alloc(fs);
+	memset(&sv, 0, sizeof(sv));
+	/* One block is one allocation unit: df then shows exact sizes. */
+	sv.f_bsize = fs->g.alloc_unit;
+	sv.f_frsize = fs->g.alloc_unit;
+	sv.f_blocks = fs->g.dev_size / fs->g.alloc_unit;
+	sv.f_bfree = a ? a->nunits - a->used : 0;
+	sv.f_bavail = fs->readonly ? 0 : sv.f_bfree;
+	sv.f_files = slots;
+	sv.f_ffree = slots > fs->ns.nindex ? slots - fs->ns.nindex : 0;
+	sv.f_favail = fs->readonly ? 0 : sv.f_ffree;
+	sv.f_namemax = FAMFS_PATH_LEN - 1;
+	fuse_reply_statfs(req, &sv);
+}
+
+static void fused_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	/* Writes reach the device (and are flushed) before they are acked. */
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+const struct fuse_lowlevel_ops fused_ops = {
+	.init = fused_init,
+	.lookup = fused_lookup,
+	.getattr = fused_getattr,
+	.setattr = fused_setattr,
+	.readdir = fused_readdir,
+	.open = fused_open,
+	.read = fused_read,
+	.write = fused_write,
+	.fsync = fused_fsync,
+	.statfs = fused_statfs,
+	.unlink = fused_unlink,
+	.rmdir = fused_rmdir,
+	.rename = fused_rename,
+	.link = fused_link,
+	.symlink = fused_symlink,
+	.mknod = fused_mknod,
+	.mkdir = fused_mkdir,
+	.create = fused_create,
+};

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Keeping the namespace current. The log only grows, so each refresh
+ * applies just the entries past the ones already applied; that is cheap
+ * enough to do on every lookup miss and on a timer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fused.h"
+
+static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
+		       void *arg)
+{
+	struct fused *fs = arg;
+	int rc = famfs_ns_apply(&fs->ns, e, index);
+
+	/* A clash hides one entry on every host alike; keep going. */
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		fused_log(L_WARN, "log entry %llu skipped: %s",
+			  (unsigned long long)index, famfs_errmsg());
+	return 0;
+}
+
+/* Say once what stopped the walk; again only when it changes. */
+static void note_damage(struct fused *fs, uint64_t index, const char *why)
+{
+	if (fs->log_bad && fs->bad_index == index &&
+	    !strcmp(fs->bad_why, why))
+		return;
+	fs->log_bad = true;
+	fs->bad_index = index;
+	snprintf(fs->bad_why, sizeof(fs->bad_why), "%s", why);
+	fused_log(L_ERR, "the log of %s is damaged at entry %llu: %s; entries before it are served, run famfs fsck",
+		  fs->devpath, (unsigned long long)index, why);
+}
+
+int fused_refresh(struct fused *fs)
+{
+	uint64_t before = fs->ns.nindex, next;
+	struct famfs_walk walk;
+	int rc;
+
+	fs->refreshes++;
+	famfs_dev_invalidate(&fs->dev, fs->dev.log, sizeof(*fs->dev.log));
+	rc = famfs_log_check_header(fs->dev.log, fs->dev.log_len);
+	if (rc) {
+		note_damage(fs, fs->ns.nindex, famfs_errmsg());
+		return rc;
+	}
+	/* Nothing new: the common case, and no entry needs re-reading. */
+	next = __atomic_load_n(&fs->dev.log->next_index, __ATOMIC_ACQUIRE);
+	if (next == fs->ns.nindex)
+		return 0;
+	/* Another host wrote these entries: drop any stale cached copy. */
+	if (next > fs->ns.nindex &&
+	    next <= famfs_log_slots(fs->dev.log_len))
+		famfs_dev_invalidate(&fs->dev,
+				     (uint8_t *)fs->dev.log +
+					     FAMFS_LOG_ENTRIES_OFFSET +
+					     fs->ns.nindex *
+						     sizeof(struct famfs_omf_entry),
+				     (next - fs->ns.nindex) *
+					     sizeof(struct famfs_omf_entry));
+	rc = famfs_log_walk(fs->dev.log, fs->dev.log_len, &fs->g,
+			    fs->ns.nindex, apply_entry, fs, &walk);
+	if (walk.bad)
+		note_damage(fs, fs->ns.nindex, walk.why);
+	else if (rc == 0)
+		fs->log_bad = false;
+	if (fs->ns.nindex != before)
+		fused_log(L_DEBUG, "log: applied entries %llu..%llu",
+			  (unsigned long long)before,
+			  (unsigned long long)fs->ns.nindex - 1);
+	if (rc < 0 && !walk.bad)
+		return rc;
+	return (int)(fs->ns.nindex - before);
+}
+
+int fused_load(struct fused *fs)
+{
+	famfs_sb_geometry(fs->dev.sb, &fs->g);
+	famfs_ns_init(&fs->ns, 0755, 0, 0);
+	return fused_refresh(fs) < 0 && !fs->log_bad ? -EIO : 0;
+}
+
+const struct famfs_alloc *fused_alloc(struct fused *fs)
+{
+	if (fs->alloc_valid && fs->alloc_nindex == fs->ns.nindex)
+		return &fs->alloc;
+	if (fs->alloc_valid)
+		famfs_alloc_release(&fs->alloc);
+	fs->alloc_valid = false;
+	if (famfs_alloc_build(&fs->alloc, fs->dev.log, fs->dev.log_len,
+			      &fs->g))
+		return NULL;
+	fs->alloc_valid = true;
+	fs->alloc_nindex = fs->ns.nindex;
+	return &fs->alloc;
+}

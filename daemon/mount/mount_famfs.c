@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mount.famfs (also installed as mount.fuse.famfs, the name mount(8) runs
+ * for "-t fuse.famfs"):
+ *
+ *   mount.famfs DEVICE MOUNTPOINT [-sfnv] [-N NS] [-o OPTIONS]
+ *
+ * Checks the device and the mount point, so the usual mistakes get a
+ * message naming them, then runs famfs-fused, which returns only once the
+ * mount is ready or has failed with its reason. Defaults for our options
+ * come from /etc/famfs/famfs.conf ($FAMFS_CONF overrides the path).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libfamfs.h"
+#include "mountinfo.h"
+
+#define CONF_DEFAULT "/etc/famfs/famfs.conf"
+#define FAMFS_FUSE_DEV "/dev/famfs-fuse"
+
+struct settings {
+	char fallback[16]; /* auto yes no */
+	char role[16];	   /* auto master client */
+	char poll_ms[16];
+	char logfile[1024];
+	char fuse_dev[1024];
+	bool debug;
+	char passthru[1024]; /* mount(8) options the daemon applies */
+};
+
+static const char *prog = "mount.famfs";
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(32); /* mount(8)'s "mount failure" */
+}
+
+static void append(char *list, size_t len, const char *opt)
+{
+	size_t n = strlen(list);
+
+	snprintf(list + n, len - n, "%s%s", n ? "," : "", opt);
+}
+
+static bool valid(const char *key, const char *val)
+{
+	if (!strcmp(key, "fallback"))
+		return !strcmp(val, "auto") || !strcmp(val, "yes") ||
+		       !strcmp(val, "no");
+	if (!strcmp(key, "role"))
+		return !strcmp(val, "auto") || !strcmp(val, "master") ||
+		       !strcmp(val, "client");
+	if (!strcmp(key, "poll_ms"))
+		return *val && strspn(val, "0123456789") == strlen(val);
+	if (!strcmp(key, "debug"))
+		return !strcmp(val, "0") || !strcmp(val, "1") ||
+		       !strcmp(val, "yes") || !strcmp(val, "no");
+	return true;
+}
+
+/* One of our settings, from the config file or -o; false if not ours. */
+static bool set(struct settings *s, const char *key, const char *val,
+		const char *where)
+{
+	if (!strcmp(key, "debug") && !val)
+		val = "1";
+	if (strcmp(key, "fallback") && strcmp(key, "role") &&
+	    strcmp(key, "poll_ms") && strcmp(key, "debug") &&
+	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
+	    strcmp(key, "shadow"))
+		return false;
+	if (!val || !valid(key, val))
+		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
+	if (!strcmp(key, "fallback"))
+		snprintf(s->fallback, sizeof(s->fallback), "%s", val);
+	else if (!strcmp(key, "role"))
+		snprintf(s->role, sizeof(s->role), "%s", val);
+	else if (!strcmp(key, "poll_ms"))
+		snprintf(s->poll_ms, sizeof(s->poll_ms), "%s", val);
+	else if (!strcmp(key, "logfile"))
+		snprintf(s->logfile, sizeof(s->logfile), "%s", val);
+	else if (!strcmp(key, "fuse_dev"))
+		snprintf(s->fuse_dev, sizeof(s->fuse_dev), "%s", val);
+	else if (!strcmp(key, "debug"))
+		s->debug = !strcmp(val, "1") || !strcmp(val, "yes");
+	else
+		fprintf(stderr,
+			"%s: note: shadow=%s ignored: famfs-fuse serves the namespace from the log itself and keeps no shadow tree\n",
+			prog, val);
+	return true;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+			 e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* "key = value" lines; '#' starts a comment. A missing file is fine. */
+static void read_conf(struct settings *s)
+{
+	const char *path = getenv("FAMFS_CONF");
+	char line[2048], where[1100];
+	unsigned int lineno = 0;
+	FILE *f;
+
+	if (!path || !*path)
+		path = CONF_DEFAULT;
+	f = fopen(path, "r");
+	if (!f) {
+		if (errno != ENOENT)
+			fail("cannot read %s: %s", path, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#'), *eq, *key;
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		key = trim(line);
+		if (!*key)
+			continue;
+		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		eq = strchr(key, '=');
+		if (!eq)
+			fail("%s: expected 'key = value'", where);
+		*eq = '\0';
+		if (!set(s, trim(key), trim(eq + 1), where))
+			fprintf(stderr, "%s: %s: unknown setting '%s' ignored\n",
+				prog, where, trim(key));
+	}
+	fclose(f);
+}
+
+/* Options mount(8) or fstab may pass that mean nothing to a famfs daemon. */
+static bool ignorable(const char *opt)
+{
+	static const char *const names[] = {
+		"auto", "noauto", "user", "nouser", "users", "_netdev",
+		"nofail", "defaults", "owner", "group", "sync", "async",
+		"relatime", "norelatime", "strictatime", "lazytime",
+		"nolazytime", "loud", "silent", "dirsync", "mand", "nomand",
+		"allow_other", "default_permissions",
+	};
+
+	if (!strncmp(opt, "x-", 2) || !strncmp(opt, "comment=", 8))
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(opt, names[i]))
+			return true;
+	return false;
+}
+
+static void parse_o(struct settings *s, char *list)
+{
+	char *save = NULL;
+
+	for (char *opt = strtok_r(list, ",", &save); opt;
+	     opt = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(opt, '=');
+		char key[256];
+
+		snprintf(key, sizeof(key), "%.*s",
+			 (int)(val ? val - opt : (long)strlen(opt)), opt);
+		if (set(s, key, val ? val + 1 : NULL, "-o"))
+			continue;
+		if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
+		    !strcmp(opt, "nosuid") || !strcmp(opt, "suid") ||
+		    !strcmp(opt, "nodev") || !strcmp(opt, "dev") ||
+		    !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
+		    !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
+			append(s->passthru, sizeof(s->passthru), opt);
+		else if (!ignorable(opt))
+			fail("unknown mount option '%s'", opt);
+	}
+}
+
+static const char *daemon_path(void)
+{
+	const char *env = getenv("FAMFS_FUSED");
+
+	return env && *env ? env : FAMFS_FUSED_PATH;
+}
+
+int main(int argc, char **argv)
+{
+	struct settings s = { .fallback = "auto", .role = "auto" };
+	char dev[4096], mnt[4096], opts[4096] = "", where[4096];
+	bool fake = false, verbose = false, rw;
+	struct famfs_dev d;
+	struct stat st;
+	int c, rc;
+
+	if (strrchr(argv[0], '/'))
+		prog = strrchr(argv[0], '/') + 1;
+	else
+		prog = argv[0];
+	read_conf(&s);
+	while ((c = getopt(argc, argv, "o:sfnvN:hV")) != -1) {
+		switch (c) {
+		case 'o':
+			parse_o(&s, optarg);
+			break;
+		case 'f':
+			fake = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 's': /* sloppy: we reject unknown options anyway */
+		case 'n': /* no mtab: there is none to write */
+		case 'N':
+			break;
+		case 'V':
+			printf("%s (famfs) %s\n", prog, FAMFS_VERSION);
+			return 0;
+		case 'h':
+			printf("Usage: %s DEVICE MOUNTPOINT [-fnsv] [-o OPTIONS]\n"
+			       "famfs options: fallback=auto|yes|no role=auto|master|client\n"
+			       "  poll_ms=N debug logfile=PATH fuse_dev=PATH (shadow= is accepted and ignored)\n"
+			       "Defaults: %s ($FAMFS_CONF)\n",
+			       prog, CONF_DEFAULT);
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	if (argc - optind != 2)
+		fail("usage: %s DEVICE MOUNTPOINT [-o OPTIONS]", prog);
+
+	if (stat(argv[optind], &st) < 0)
+		fail("%s: no such device (%s)", argv[optind], strerror(errno));
+	if (!realpath(argv[optind], dev))
+		fail("%s: %s", argv[optind], strerror(errno));
+	if (!realpath(argv[optind + 1], mnt) || stat(mnt, &st) < 0)
+		fail("mount point %s does not exist", argv[optind + 1]);
+	if (!S_ISDIR(st.st_mode))
+		fail("mount point %s is not a directory", mnt);
+	rc = famfs_dev_open_fs(dev, 0, &d);
+	if (rc)
+		fail("%s: %s", dev,
+		     rc == -ENOENT ? "not a famfs (no famfs superblock; see mkfs.famfs)" :
+				     famfs_errmsg());
+	famfs_dev_close(&d);
+	if (famfs_mount_at(mnt))
+		fail("%s is already mounted (a famfs is mounted there)", mnt);
+	if (famfs_mount_of(dev, where, sizeof(where), &rw) && rw &&
+	    strcmp(s.role, "client") && !strstr(s.passthru, "ro"))
+		fail("%s is already mounted at %s", dev, where);
+	if (!strcmp(s.fallback, "no") && !s.fuse_dev[0] &&
+	    access(FAMFS_FUSE_DEV, F_OK) < 0)
+		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
+		     FAMFS_FUSE_DEV);
+
+	append(opts, sizeof(opts), s.passthru);
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+		 "%sfallback=%s,role=%s", *opts ? "," : "", s.fallback,
+		 s.role);
+	if (s.poll_ms[0])
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+			 ",poll_ms=%s", s.poll_ms);
+	if (s.logfile[0])
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+			 ",logfile=%s", s.logfile);
+	if (s.fuse_dev[0])
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+			 ",fuse_dev=%s", s.fuse_dev);
+	if (s.debug)
+		append(opts, sizeof(opts), "debug");
+	if (verbose || fake)
+		fprintf(stderr, "%s: %s -o %s %s %s\n", prog, daemon_path(),
+			opts, dev, mnt);
+	if (fake)
+		return 0;
+	fflush(NULL);
+	/* The daemon detaches and exits once the mount is ready or failed. */
+	execl(daemon_path(), "famfs-fused", "-o", opts, dev, mnt, (char *)NULL);
+	fail("cannot run %s: %s", daemon_path(), strerror(errno));
+}
