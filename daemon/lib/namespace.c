@@ -132,15 +132,23 @@ struct famfs_node *famfs_ns_get(const struct famfs_ns *ns, uint64_t ino)
 
 void famfs_ns_path(const struct famfs_node *n, char *buf, size_t len)
 {
-	char tmp[4096] = "";
-	char part[4096];
+	/* Paths fit in FAMFS_PATH_LEN, so they are at most this deep. */
+	const struct famfs_node *chain[FAMFS_PATH_LEN / 2 + 1];
+	size_t depth = 0, used = 0;
 
-	for (; n && n->parent; n = n->parent) {
-		snprintf(part, sizeof(part), "%s%s%s", n->name, *tmp ? "/" : "",
-			 tmp);
-		snprintf(tmp, sizeof(tmp), "%s", part);
+	for (; n && n->parent && depth < sizeof(chain) / sizeof(chain[0]);
+	     n = n->parent)
+		chain[depth++] = n;
+	if (len)
+		buf[0] = '\0';
+	while (depth--) {
+		int w = snprintf(buf + used, len - used, "%s%s", used ? "/" : "",
+				 chain[depth]->name);
+
+		if (w < 0 || (size_t)w >= len - used)
+			return;
+		used += (size_t)w;
 	}
-	snprintf(buf, len, "%s", tmp);
 }
 
 static int add_slot(struct famfs_ns *ns, struct famfs_node *node)
