@@ -10,9 +10,10 @@ BUILD="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
 TEST="libcmocka-dev fuse3 python3 python3-pytest util-linux"
 KERNEL="debootstrap qemu-system-x86 qemu-utils busybox-static cpio xz-utils
         zstd kmod ndctl"
+PACKAGE="debhelper dh-dkms dkms dpkg-dev fakeroot lintian rpm rpmlint"
 
 want=""
-for p in $BUILD $TEST ${DEPS_KERNEL:+$KERNEL}; do
+for p in $BUILD $TEST ${DEPS_KERNEL:+$KERNEL} ${DEPS_PACKAGE:+$PACKAGE}; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 		grep -q '^install ok installed$' || want="$want $p"
 done
