@@ -4,6 +4,7 @@
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make fuzz       each libFuzzer harness for 10 minutes
+#   make deb, rpm   packages from the committed tree, into build-pkg/
 #   make clean      remove the build directories
 
 BUILD      ?= build
@@ -12,7 +13,7 @@ FUZZBUILD  ?= build-fuzz
 CHECK_TIERS ?= unit fuzz
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build demo check test-builds fuzz clean
+.PHONY: all deps build demo check test-builds fuzz deb rpm clean
 
 all: build
 
@@ -47,5 +48,9 @@ check: test-builds
 fuzz: test-builds
 	FUZZ_SECONDS=600 tests/run-all.sh fuzz
 
+deb rpm:
+	@DEPS_PACKAGE=1 scripts/deps.sh
+	scripts/build-packages.sh $@
+
 clean:
-	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD)
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg
