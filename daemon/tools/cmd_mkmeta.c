@@ -17,7 +17,7 @@ static void usage(FILE *f)
 		"Usage: famfs mkmeta MOUNTPOINT\n"
 		"\n"
 		"Upstream's standalone famfs needs this to create .meta/.superblock and\n"
-		"meta/.log in a new mount. The famfs daemon serves them from the moment\n"
+		".meta/.log in a new mount. The famfs daemon serves them from the moment\n"
 		"the mount is made, so here mkmeta only checks that they are there.\n"
 		"\n"
 		"Exit status: 0 the .meta files are there; 1 they are not (not a mounted\n"
@@ -26,11 +26,16 @@ static void usage(FILE *f)
 
 int cmd_mkmeta(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
 	struct cli_fs fs;
 	int c;
 
 	optind = 0;
-	while ((c = getopt(argc, argv, "vh")) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		if (c == 'v')
 			continue;
 		if (c == 'h' || optopt == '?') {

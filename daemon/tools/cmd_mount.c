@@ -30,7 +30,9 @@ static void usage(FILE *f)
 		"Options (upstream's, turned into mount.famfs options):\n"
 		"  -f, --fuse           require the kernel side: fail rather than fall back\n"
 		"                       (fallback=no)\n"
-		"  -t, --timeout=SECS   metadata cache timeout (timeout=SECS)\n"
+		"  -t, --timeout=SECS   accepted with a note: upstream's metadata cache\n"
+		"                       timeout; our daemon keeps metadata current itself\n"
+		"                       (use -o poll_ms=N to set how often it polls)\n"
 		"  -d, --debug          run the daemon with debugging output (debug)\n"
 		"  -v, --verbose        mount.famfs says what it does (-v)\n"
 		"  -u, --nouseraccess   let users other than root use the mount (allow_other)\n"
@@ -46,8 +48,8 @@ static void usage(FILE *f)
 		"mount.famfs is looked for in $FAMFS_MOUNT_HELPER, next to this famfs\n"
 		"(build tree: daemon/mount/), then in /sbin, /usr/sbin, /usr/local/sbin.\n"
 		"\n"
-		"Exit status: that of mount.famfs (0 when mounted); 1 when it cannot be\n"
-		"run; 2 for a usage error.\n");
+		"Exit status: that of mount.famfs (0 when mounted, 32 when the mount\n"
+		"failed, as mount(8)); 1 when it cannot be run; 2 for a usage error.\n");
 }
 
 static bool executable(const char *p)
@@ -132,8 +134,13 @@ int cmd_mount(int argc, char **argv)
 		case 't':
 			if (cli_parse_u32("-t", optarg, &secs))
 				return CLI_USAGE;
-			snprintf(tmp, sizeof(tmp), "timeout=%u", secs);
-			add_opt(opts, sizeof(opts), tmp);
+			/*
+			 * Upstream's FUSE entry/attribute timeout. Our daemon
+			 * invalidates what changes itself and mount.famfs has
+			 * no such option, so say that rather than pass it.
+			 */
+			fprintf(stderr, "famfs mount: note: -t %u not passed on: the famfs daemon keeps its metadata current by itself (poll_ms= sets how often it polls the log)\n",
+				secs);
 			break;
 		case 'd':
 			add_opt(opts, sizeof(opts), "debug");

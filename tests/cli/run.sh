@@ -1,0 +1,481 @@
+#!/bin/bash
+# The famfs CLI tier: every subcommand on sparse image files (device mode),
+# and, when the daemon and mount.famfs are built and FUSE is usable, the
+# same through a mount in fallback mode.
+#
+# Prints one line per case ("ok - NAME", "not ok - NAME", or
+# "ok - NAME # SKIP reason") and exits non-zero if any case failed.
+# BUILD_DIR (default: build) is the meson build directory.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+BUILD_DIR=${BUILD_DIR:-build}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+FAMFS=$BUILD_DIR/daemon/tools/famfs
+MKFS=$BUILD_DIR/daemon/tools/mkfs.famfs
+FUSED=$BUILD_DIR/daemon/fused/famfs-fused
+MOUNT_HELPER=$BUILD_DIR/daemon/mount/mount.famfs
+PY=/usr/bin/python3
+
+if [ ! -x "$FAMFS" ] || [ ! -x "$MKFS" ]; then
+	echo "not ok - cli tier: $FAMFS or $MKFS is missing (build with: meson setup $BUILD_DIR && ninja -C $BUILD_DIR)"
+	exit 1
+fi
+
+T=$(mktemp -d /tmp/famfs-cli.XXXXXX)
+MNT=$T/mnt
+mounted=false
+cleanup() {
+	if $mounted; then
+		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+export FAMFS_SYSTEM_UUID_FILE=$T/master-uuid	# we are the master
+CLIENT_UUID=$T/client-uuid			# another host
+$PY -c 'import uuid; print(uuid.uuid4())' >"$CLIENT_UUID"
+
+failed=0
+OUT=$T/out
+ERR=$T/err
+
+ok() { echo "ok - $1"; }
+skip() { echo "ok - $1 # SKIP $2"; }
+notok() {
+	echo "# --- stdout:"; sed 's/^/#   /' "$OUT" | head -20
+	echo "# --- stderr:"; sed 's/^/#   /' "$ERR" | head -20
+	echo "not ok - $1${2:+ ($2)}"
+	failed=$((failed + 1))
+}
+
+# run EXPECTED_RC CMD...: run, keeping output in $OUT and $ERR
+run() {
+	local want=$1
+	shift
+	"$@" >"$OUT" 2>"$ERR"
+	RC=$?
+	[ "$RC" -eq "$want" ] && return 0
+	echo "# $*: exit $RC, expected $want"
+	return 1
+}
+has_err() { grep -qi -- "$1" "$ERR" || { echo "# stderr lacks '$1'"; return 1; }; }
+has_out() { grep -qi -- "$1" "$OUT" || { echo "# stdout lacks '$1'"; return 1; }; }
+
+# case NAME BODY: BODY is a function name; it returns 0 for a pass
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else notok "$name"; fi
+}
+
+newimg() { # newimg FILE SIZE
+	rm -f "$1"
+	truncate -s "$2" "$1" && "$MKFS" "$1" >/dev/null
+}
+
+IMG=$T/dev.img
+newimg "$IMG" 256M || { echo "not ok - mkfs.famfs of a test image"; exit 1; }
+F() { "$FAMFS" "$@"; }
+
+# ---- command line --------------------------------------------------------
+
+t_help() {
+	run 0 F --help && has_out "creat" || return 1
+	for c in mount status fsck check mkdir creat cp verify flush logplay \
+		getmap chkread mkmeta clone; do
+		run 0 F "$c" --help || return 1
+		grep -q "Exit status" "$OUT" || { echo "# $c --help has no exit status"; return 1; }
+	done
+	run 0 F help creat && has_out "Usage: famfs creat"
+}
+check "famfs --help and every COMMAND --help (with exit status)" t_help
+
+t_usage() {
+	run 1 F || return 1
+	run 3 F no-such-command && has_err "not a famfs command" || return 1
+	for c in mkdir creat cp verify flush logplay chkread mount status; do
+		run 2 F "$c" --no-such-option || return 1
+	done
+	run 9 F getmap || return 1		# upstream: EBADF
+	run 22 F check || return 1		# upstream: EINVAL
+	run 16 F fsck --bogus || return 1
+	run 2 F creat -D "$IMG" -S 5 -s 2m x && has_err "needs -r" || return 1
+	run 2 F creat -D "$IMG" -s 12q x && has_err "suffix" || return 1
+	run 2 F creat -D "$IMG" -m 999 -s 2m x && has_err "octal" || return 1
+	run 2 F creat -D "$IMG" -B 4 -s 2m x && has_err "need -N" || return 1
+	run 2 F verify -D "$IMG" -f a && has_err "no seed" || return 1
+	run 2 F --dryrun creat -s 2m x && has_err "only to logplay" || return 1
+	run 2 F logplay --shadow /tmp x && has_err "shadow" || return 1
+	run 2 F mount -F "$IMG" "$T" && has_err "standalone" || return 1
+	run 2 F mount -p "$IMG" "$T" && has_err "default_permissions"
+}
+check "usage errors give the documented exit codes" t_usage
+
+# ---- device mode: creat, verify, mkdir -----------------------------------
+
+t_creat_verify() {
+	run 0 F creat -D "$IMG" -s 4m -r -S 42 f42 || return 1
+	run 0 F verify -D "$IMG" -S 42 -f f42 && has_out "all 4194304 bytes match" || return 1
+	run 1 F verify -D "$IMG" -S 43 -f f42 && has_err "mismatch at offset 0" || return 1
+	run 0 F verify -D "$IMG" -S 42 -f /f42 -q || return 1
+	[ ! -s "$OUT" ] || { echo "# -q printed something"; return 1; }
+	# an odd size: the pattern's last word is partial
+	run 0 F --device "$IMG" creat -s 1000003 -r -S 9 odd || return 1
+	run 0 F verify -D "$IMG" -S 9 odd
+}
+check "creat -r -S / verify -S round trip on a device image" t_creat_verify
+
+# The fill must be byte-identical to upstream's (xoroshiro128+, splitmix64
+# seeding, low 32 bits per word) so files verify across tool families.
+t_pattern_compat() {
+	run 0 F getmap -D "$IMG" f42 || return 1
+	off=$(awk '/offset/ { sub("0x", "", $4); print $4; exit }' "$OUT")
+	$PY - "$IMG" "$off" <<'EOF'
+import struct, sys
+M = (1 << 64) - 1
+def splitmix(x):
+    x = (x + 0x9E3779B97F4A7C15) & M
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+    return x, z ^ (z >> 31)
+def rotl(x, k):
+    return ((x << k) | (x >> (64 - k))) & M
+x, s0 = splitmix(42)
+x, s1 = splitmix(x)
+want = b""
+for _ in range(1024):
+    r = (s0 + s1) & M
+    s1 ^= s0
+    s0 = rotl(s0, 55) ^ s1 ^ ((s1 << 14) & M)
+    s1 = rotl(s1, 36)
+    want += struct.pack("<I", r & 0xffffffff)
+with open(sys.argv[1], "rb") as f:
+    f.seek(int(sys.argv[2], 16))
+    got = f.read(len(want))
+sys.exit(0 if got == want else 1)
+EOF
+}
+check "creat -r writes upstream's pattern (checked by an independent implementation)" t_pattern_compat
+
+t_creat_exists() {
+	run 0 F creat -D "$IMG" -s 4m f42 || return 1		# same size: no-op
+	run 0 F creat -D "$IMG" f42 || return 1			# no size: no-op
+	run 0 F verify -D "$IMG" -S 42 -f f42 || return 1	# untouched
+	run 1 F creat -D "$IMG" -s 8m f42 && has_err "exists with size" || return 1
+	run 1 F creat -D "$IMG" newfile && has_err "size > 0" || return 1
+	run 1 F creat -D "$IMG" -s 2m nodir/file && has_err "does not exist" || return 1
+	run 1 F creat -D "$IMG" -s 2m f42/under && has_err "not a directory"
+}
+check "creat: existing file of the same size is a no-op; other size, no size, no parent fail" t_creat_exists
+
+t_mkdir() {
+	run 0 F mkdir -D "$IMG" d1 || return 1
+	run 1 F mkdir -D "$IMG" d1 && has_err "exists" || return 1
+	run 0 F mkdir -D "$IMG" -p d1 || return 1
+	run 1 F mkdir -D "$IMG" a/b/c && has_err "does not exist" || return 1
+	run 0 F mkdir -D "$IMG" -p -m 0700 -u 1234 -g 99 a/b/c -v || return 1
+	has_out "created.*a/b/c" || return 1
+	run 1 F mkdir -D "$IMG" -p f42/x && has_err "not a directory" || return 1
+	run 1 F mkdir -D "$IMG" ../x && has_err '"\.\."' || return 1
+	run 0 F logplay -D "$IMG" -v || return 1
+	grep -Eq "mkdir +a/b/c +0700 1234:99" "$OUT" || { echo "# mode/owner not logged"; return 1; }
+}
+check "mkdir and mkdir -p (mode, owner), errors for exists, no parent, file in path" t_mkdir
+
+t_interleave() {
+	run 0 F creat -D "$IMG" -s 10m -N 3 -B 6 -C 2m -r -S 77 il3 || return 1
+	run 0 F getmap -D "$IMG" il3 && has_out "3 strips, chunk size 2097152" || return 1
+	run 0 F verify -D "$IMG" -S 77 -f il3 || return 1
+	run 0 F creat -D "$IMG" -s 8m -N 2 -C 4m -r -S 78 il2 || return 1
+	run 0 F verify -D "$IMG" -S 78 il2 || return 1
+	run 1 F creat -D "$IMG" -s 8m -N 2 -C 3m bad1 && has_err "power of two" || return 1
+	run 1 F creat -D "$IMG" -s 8m -N 4 -B 2 bad2 && has_err "buckets" || return 1
+	run 1 F creat -D "$IMG" -s 8m -N 17 bad3 && has_err "strips"
+}
+check "interleaved creat (-N -B -C): map, pattern round trip, bad layouts refused" t_interleave
+
+t_multi() {
+	run 0 F creat -D "$IMG" -M m1,2m,11 -M m2,3m -M m3,1m,13 -t 2 || return 1
+	has_out "3 of 3" || return 1
+	run 0 F verify -D "$IMG" -m m1,11 -m m3,13 -t 2 && has_out "2 of 2" || return 1
+	run 1 F verify -D "$IMG" -m m1,11 -m m3,14
+}
+check "creat -M / verify -m (several files, threads)" t_multi
+
+# ---- device mode: cp ------------------------------------------------------
+
+SRC=$T/src
+mk_tree() {
+	mkdir -p "$SRC/sub/deeper" "$SRC/empty-dir"
+	head -c 3000001 /dev/urandom >"$SRC/big"
+	head -c 17 /dev/urandom >"$SRC/tiny"
+	head -c 2097152 /dev/urandom >"$SRC/sub/exact2m"
+	head -c 12345 /dev/urandom >"$SRC/sub/deeper/leaf"
+	chmod 0600 "$SRC/sub/deeper/leaf"
+}
+mk_tree
+
+t_cp_file() {
+	run 0 F cp -D "$IMG" "$SRC/big" big.copy || return 1
+	run 0 F cp -D "$IMG" -c "$SRC/big" big.copy || return 1
+	run 0 F cp -D "$IMG" "$SRC/big" "$SRC/tiny" d1 || return 1	# into a dir
+	run 0 F cp -D "$IMG" -c "$SRC/tiny" d1/tiny || return 1
+	run 0 F cp -D "$IMG" "$SRC/big" big.copy || return 1		# restart: same size
+	run 1 F cp -D "$IMG" "$SRC/tiny" big.copy && has_err "exists with size" || return 1
+	cp "$SRC/big" "$T/changed" && printf 'X' | dd of="$T/changed" bs=1 seek=2999999 conv=notrunc 2>/dev/null
+	run 1 F cp -D "$IMG" -c "$T/changed" big.copy && has_err "differs" || return 1
+	run 1 F cp -D "$IMG" "$SRC/big" "$SRC/tiny" nodir && has_err "existing directory"
+}
+check "cp a file, into a directory, rerun over a same-size copy, cp -c compares" t_cp_file
+
+t_cp_r() {
+	run 0 F cp -D "$IMG" -r "$SRC" tree -v || return 1
+	run 0 F cp -D "$IMG" -c -r "$SRC" tree || return 1
+	run 0 F logplay -D "$IMG" -v || return 1
+	grep -Eq "file +tree/sub/deeper/leaf .* 0600" "$OUT" || { echo "# mode of leaf not kept"; return 1; }
+	grep -Eq "mkdir +tree/empty-dir" "$OUT" || return 1
+	# upstream's -r: sources' contents go into DEST, also when it exists
+	run 0 F cp -D "$IMG" -r "$SRC/sub" tree || return 1
+	run 0 F cp -D "$IMG" -c "$SRC/sub/exact2m" tree/exact2m || return 1
+	run 1 F cp -D "$IMG" "$SRC" notree && has_err "without -r" || return 1
+	run 1 F cp -D "$IMG" -r "$SRC" f42 && has_err "not a directory"
+}
+check "cp -r of a directory tree (modes kept, contents compared)" t_cp_r
+
+t_cp_interleaved() {
+	run 0 F cp -D "$IMG" -N 2 -B 4 "$SRC/big" big.il || return 1
+	run 0 F getmap -D "$IMG" big.il && has_out "2 strips" || return 1
+	run 0 F cp -D "$IMG" -c "$SRC/big" big.il
+}
+check "cp with an interleaved layout" t_cp_interleaved
+
+t_cp_empty() {
+	: >"$T/empty"
+	run 1 F cp -D "$IMG" "$T/empty" empty && has_err "empty file"
+}
+check "cp of an empty file fails (famfs files have a size)" t_cp_empty
+
+# ---- device mode: getmap, flush, chkread, fsck ------------------------------
+
+t_getmap() {
+	run 0 F getmap -D "$IMG" f42 && has_out "extents: 1" || return 1
+	run 0 F getmap -D "$IMG" -q f42 || return 1
+	[ ! -s "$OUT" ] || return 1
+	run 2 F getmap -D "$IMG" nosuch || return 1
+	run 21 F getmap -D "$IMG" d1 || return 1
+	run 1 F getmap /etc/hostname && has_err "not in a mounted famfs" || return 1
+	run 2 F getmap "$T/nosuchfile" || return 1
+	run 21 F getmap /etc || return 1
+	run 2 F getmap -c -D "$IMG" nosuch f42
+}
+check "getmap: map, -q, upstream's exit codes (0 1 2 21)" t_getmap
+
+t_flush_chkread() {
+	run 0 F flush -D "$IMG" -v f42 big.copy && has_out "flushed" || return 1
+	run 1 F flush -D "$IMG" nosuch || return 1
+	run 0 F chkread "$SRC/big" && has_out "agree" || return 1
+	run 1 F chkread "$T/nosuchfile"
+}
+check "flush on a device, chkread on a file" t_flush_chkread
+
+t_fsck_after() {
+	run 0 F fsck "$IMG" && has_out "clean"
+}
+check "fsck is clean after all of the above" t_fsck_after
+
+# ---- roles and limits ------------------------------------------------------
+
+t_client() {
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" creat -D "$IMG" -s 2m c1 || return 1
+	has_err "client" || return 1
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" mkdir -D "$IMG" c2 && has_err "client" || return 1
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" cp -D "$IMG" "$SRC/tiny" c3 && has_err "client" || return 1
+	# reading is fine on a client
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 0 "$FAMFS" verify -D "$IMG" -S 42 f42 || return 1
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 0 "$FAMFS" getmap -D "$IMG" f42 || return 1
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 0 "$FAMFS" cp -D "$IMG" -c "$SRC/big" big.copy
+}
+check "a client host cannot creat, mkdir or cp, but can verify, getmap, cp -c" t_client
+
+t_enospc() {
+	local img=$T/small.img
+	newimg "$img" 64M || return 1
+	run 1 F creat -D "$img" -s 100m toobig && has_err "no.*space\|not.*fit\|free run" || return 1
+	run 0 F creat -D "$img" -s 40m fits || return 1
+	run 0 F creat -D "$img" -s 12m fits2 || return 1
+	# 2 MiB are left: a 3 MB file needs 4
+	run 1 F cp -D "$img" "$SRC/big" big && has_err "space\|fit\|free" || return 1
+	run 0 F cp -D "$img" "$SRC/tiny" tiny || return 1
+	run 0 F fsck "$img"
+}
+check "ENOSPC: creat larger than the free space fails cleanly, fsck stays clean" t_enospc
+
+t_logfull() {
+	local img=$T/logfull.img n
+	newimg "$img" 64M || return 1
+	n=$("$FAMFS" fsck --json "$img" | $PY -c 'import json,sys; print(json.load(sys.stdin)["log"]["slots"])')
+	[ "$n" -gt 0 ] || return 1
+	# one mkdir run fills the log: one replay, n appends
+	seq -f "d%g" 1 "$n" | xargs "$FAMFS" mkdir -D "$img" >"$OUT" 2>"$ERR" || {
+		echo "# filling the log with $n directories failed"; return 1; }
+	run 1 F mkdir -D "$img" one-more && has_err "full" || return 1
+	run 1 F creat -D "$img" -s 2m f && has_err "full" || return 1
+	run 0 F fsck "$img" && has_out "$n of $n entries"
+}
+check "a full log: every slot used, the next mkdir/creat fails with 'full'" t_logfull
+
+# ---- status without mounts ---------------------------------------------------
+
+t_status_none() {
+	FAMFS_MOUNTS=/dev/null run 0 "$FAMFS" status --json || return 1
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["mounts"] == [] and d["healthy"] is True))' "$OUT" || return 1
+	FAMFS_MOUNTS=/dev/null run 0 "$FAMFS" status && has_out "no famfs" || return 1
+	FAMFS_MOUNTS=/dev/null run 1 "$FAMFS" status /tmp && has_err "not a mounted famfs"
+}
+check "status --json with no mounts" t_status_none
+
+# A directory with the .meta files a daemon would serve, listed in a fake
+# mount table: status parses the table, .status and the metadata.
+t_status_fake() {
+	local fake=$T/fake-mnt tab=$T/mounts
+	mkdir -p "$fake/.meta" || return 1
+	dd if="$IMG" of="$fake/.meta/.superblock" bs=2M count=1 2>/dev/null
+	dd if="$IMG" of="$fake/.meta/.log" bs=2M skip=1 count=4 2>/dev/null
+	printf 'mode=fallback\ndevice=%s\nrole=master\npid=1\nrequests=5\npoll_ms=1000\n' "$IMG" >"$fake/.meta/.status"
+	printf '%s %s fuse.famfs rw,nosuid 0 0\n' "$IMG" "${fake// /\\040}" >"$tab"
+	echo "/dev/sda1 / ext4 rw 0 0" >>"$tab"
+	FAMFS_MOUNTS=$tab run 0 "$FAMFS" status --json || return 1
+	$PY - "$OUT" "$fake" <<'EOF' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["mounts"]
+assert len(m) == 1 and m[0]["mountpoint"] == sys.argv[2], m
+m = m[0]
+assert m["healthy"] and d["healthy"]
+assert m["mode"] == "fallback" and m["status"]["requests"] == 5
+assert m["log"]["used"] > 0 and m["space"]["free"] > 0 and m["files"] > 0
+EOF
+	FAMFS_MOUNTS=$tab run 0 "$FAMFS" status && has_out "mode: *fallback" || return 1
+	rm "$fake/.meta/.status"
+	FAMFS_MOUNTS=$tab run 1 "$FAMFS" status --json || return 1
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["healthy"])' "$OUT"
+}
+check "status parses the mount table, .meta/.status and the log (fake mount)" t_status_fake
+
+t_mount_nohelper() {
+	FAMFS_MOUNT_HELPER=$T/none run 1 "$FAMFS" mount "$IMG" "$T" && has_err "mount.famfs not found"
+}
+check "famfs mount without mount.famfs fails with a clear message" t_mount_nohelper
+
+# ---- through a mount (fallback mode) ------------------------------------------
+
+why_no_mount=""
+if [ ! -x "$FUSED" ] || [ ! -x "$MOUNT_HELPER" ]; then
+	why_no_mount="famfs-fused or mount.famfs not built"
+elif [ "$(id -u)" -ne 0 ]; then
+	why_no_mount="needs root for a FUSE mount"
+elif [ ! -c /dev/fuse ]; then
+	why_no_mount="no /dev/fuse"
+fi
+
+MIMG=$T/mnt.img
+if [ -z "$why_no_mount" ]; then
+	mkdir -p "$MNT"
+	newimg "$MIMG" 256M
+	if FAMFS_MOUNT_HELPER=$MOUNT_HELPER FAMFS_FUSED=$FUSED \
+		timeout 30 "$FAMFS" mount -o fallback=yes "$MIMG" "$MNT" >"$OUT" 2>"$ERR"; then
+		mounted=true
+		ok "famfs mount (mount.famfs, fallback mode)"
+	else
+		notok "famfs mount (mount.famfs, fallback mode)"
+		why_no_mount="the mount failed"
+	fi
+fi
+
+mcase() { # mcase NAME FUNC
+	if [ -n "$why_no_mount" ]; then skip "$1" "$why_no_mount"; else check "$@"; fi
+}
+
+t_m_creat() {
+	run 0 F creat -s 6m -r -S 101 "$MNT/m1" || return 1
+	[ "$(stat -c %s "$MNT/m1")" = 6291456 ] || { echo "# m1 not visible with its size"; return 1; }
+	run 0 F verify -S 101 -f "$MNT/m1" || return 1		# mmap
+	run 0 F verify -r -S 101 -f "$MNT/m1" || return 1	# read(2)
+	run 1 F verify -S 102 -f "$MNT/m1" || return 1
+	(cd "$MNT" && "$FAMFS" creat -s 2m rel1) >"$OUT" 2>"$ERR" || return 1
+	[ -f "$MNT/rel1" ] || return 1
+	run 0 F creat -s 8m -N 2 -B 4 -r -S 103 "$MNT/m2" || return 1
+	run 0 F verify -S 103 -f "$MNT/m2" || return 1
+	run 0 F verify -D "$MIMG" -S 101 -f m1		# the device has the bytes
+}
+mcase "mounted: creat visible at once; verify by mmap and by read(2)" t_m_creat
+
+t_m_cp() {
+	run 0 F mkdir -p "$MNT/x/y" || return 1
+	[ -d "$MNT/x/y" ] || return 1
+	run 0 F cp "$SRC/big" "$MNT/x/y/big" || return 1
+	cmp "$SRC/big" "$MNT/x/y/big" || return 1
+	run 0 F cp -r "$SRC" "$MNT/tree" || return 1
+	diff -r "$SRC" "$MNT/tree" >"$OUT" 2>&1 || return 1
+	[ "$(stat -c %a "$MNT/tree/sub/deeper/leaf")" = 600 ] || return 1
+	run 0 F cp -c -r "$SRC" "$MNT/tree"
+}
+mcase "mounted: cp and cp -r visible at once, byte-exact (cmp, diff -r)" t_m_cp
+
+t_m_tools() {
+	run 0 F getmap "$MNT/m1" && has_out "size: *6291456" || return 1
+	run 1 F getmap /etc/hostname || return 1
+	run 21 F getmap "$MNT/x" || return 1
+	run 0 F chkread "$MNT/m1" || return 1
+	run 0 F chkread -l "$MNT/.meta/.log" && has_out "crc good" || return 1
+	run 0 F flush "$MNT/m1" || return 1
+	run 0 F check "$MNT" || return 1
+	run 0 F logplay "$MNT" && has_out "shows every entry" || return 1
+	run 0 F logplay -n "$MNT" && has_out "dry run" || return 1
+	run 0 F mkmeta "$MNT" || return 1
+	run 0 F fsck "$MNT"
+}
+mcase "mounted: getmap, chkread, flush, check, logplay, fsck through the mount" t_m_tools
+
+t_m_status() {
+	run 0 F status --json "$MNT" || return 1
+	$PY - "$OUT" "$MNT" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["healthy"], d
+m = [m for m in d["mounts"] if m["mountpoint"] == sys.argv[2]]
+assert len(m) == 1, d
+m = m[0]
+assert m["mode"] == "fallback", m
+assert m["role"] == "master" and m["files"] >= 2 and m["log"]["used"] > 0, m
+EOF
+	[ $? -eq 0 ] || return 1
+	run 0 F status "$MNT" && has_out "mode: *fallback"
+}
+mcase "mounted: status shows mode=fallback, role, log and space" t_m_status
+
+t_m_client() {
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" creat -s 2m "$MNT/cl" || return 1
+	has_err "client" || return 1
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" mkdir "$MNT/cld" && has_err "client" || return 1
+	[ ! -e "$MNT/cl" ]
+}
+mcase "mounted: creat/mkdir as a client host fail with 'client'" t_m_client
+
+t_m_errors() {
+	run 1 F creat -s 2m "$MNT/nodir/f" && has_err "does not exist" || return 1
+	run 1 F creat -s 2m /tmp/not-famfs-file && has_err "not in a mounted famfs" || return 1
+	run 1 F creat -s 2m "$MNT/.meta/x" && has_err ".meta" || return 1
+	run 1 F creat -s 4g "$MNT/huge"
+}
+mcase "mounted: errors name the path and the reason" t_m_errors
+
+if $mounted; then
+	if umount "$MNT"; then ok "umount"; mounted=false; else notok "umount"; fi
+	check "fsck of the image after umount" run 0 F fsck "$MIMG"
+fi
+
+[ "$failed" -eq 0 ]
