@@ -3,6 +3,7 @@
 #   make            build the tools and the daemon (build/)
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
+#   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
 #   make fuzz       each libFuzzer harness for 10 minutes
 #   make deb, rpm   packages from the committed tree, into build-pkg/
 #   make clean      remove the build directories
@@ -10,15 +11,18 @@
 BUILD      ?= build
 TESTBUILD  ?= build-test
 FUZZBUILD  ?= build-fuzz
-CHECK_TIERS ?= unit fuzz
+CHECK_TIERS ?= unit fuzz vm
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build demo check test-builds fuzz deb rpm clean
+.PHONY: all deps deps-kernel build demo check test-builds vm-test fuzz deb rpm clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+deps-kernel:
+	@DEPS_KERNEL=1 scripts/deps.sh
 
 # meson setup only once per directory; ninja rebuilds what changed.
 $(BUILD)/build.ninja:
@@ -42,8 +46,11 @@ test-builds: build $(TESTBUILD)/build.ninja $(FUZZBUILD)/build.ninja
 demo: build
 	scripts/demo.sh $(BUILD)
 
-check: test-builds
+check: test-builds deps-kernel
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh $(CHECK_TIERS)
+
+vm-test: deps-kernel
+	tests/run-all.sh vm
 
 fuzz: test-builds
 	FUZZ_SECONDS=600 tests/run-all.sh fuzz
