@@ -267,9 +267,22 @@ static int check_components(const char *orig, const char *rel)
 			orig, strlen(rel), FAMFS_PATH_LEN - 1);
 		return -1;
 	}
-	if (!strcmp(rel, ".meta") || !strncmp(rel, ".meta/", 6)) {
-		fprintf(stderr, "famfs: %s: .meta holds the file system's metadata; files cannot be made there\n",
-			orig);
+	return 0;
+}
+
+bool cli_reserved(const char *rel)
+{
+	return !strcmp(rel, ".meta") || !strncmp(rel, ".meta/", 6);
+}
+
+int cli_relpath_new(const struct cli_fs *fs, const char *path,
+		    char rel[FAMFS_PATH_LEN])
+{
+	if (cli_relpath(fs, path, rel))
+		return -1;
+	if (cli_reserved(rel)) {
+		fprintf(stderr, "famfs: %s: .meta holds the file system's metadata (the daemon serves it); nothing can be made there\n",
+			path);
 		return -1;
 	}
 	return 0;

@@ -83,6 +83,11 @@ void cli_fs_close(struct cli_fs *fs);
  */
 int cli_relpath(const struct cli_fs *fs, const char *path,
 		char rel[FAMFS_PATH_LEN]);
+/* The same for something to be created: refuses the reserved .meta. */
+int cli_relpath_new(const struct cli_fs *fs, const char *path,
+		    char rel[FAMFS_PATH_LEN]);
+/* .meta at the root is the daemon's: no file or directory may be made there */
+bool cli_reserved(const char *rel);
 /* "<root>/<rel>" for a mounted famfs. */
 void cli_mount_path(const struct cli_fs *fs, const char *rel, char *buf,
 		    size_t len);

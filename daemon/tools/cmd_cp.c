@@ -112,6 +112,12 @@ static int join(struct cp *cp, const char *dir, const char *name,
 		cp->errors++;
 		return -1;
 	}
+	if (!cp->compare && cli_reserved(out)) {
+		fprintf(stderr, "famfs cp: %s: .meta is the daemon's metadata directory; not copied\n",
+			show(cp, out));
+		cp->errors++;
+		return -1;
+	}
 	return 0;
 }
 
@@ -445,7 +451,8 @@ int cmd_cp(int argc, char **argv)
 
 	if (cli_fs_open(&cp.fs, device, dest, !cp.compare))
 		return CLI_FAIL;
-	if (cli_relpath(&cp.fs, dest, destrel)) {
+	if (cp.compare ? cli_relpath(&cp.fs, dest, destrel) :
+			 cli_relpath_new(&cp.fs, dest, destrel)) {
 		cli_fs_close(&cp.fs);
 		return CLI_FAIL;
 	}

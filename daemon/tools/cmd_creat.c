@@ -337,7 +337,7 @@ int cmd_creat(int argc, char **argv)
 
 		snprintf(name, sizeof(name), "%.*s",
 			 (int)strcspn(nf->arg, nmulti ? "," : ""), nf->arg);
-		if (cli_relpath(&fs, name, nf->rel))
+		if (cli_relpath_new(&fs, name, nf->rel))
 			continue;
 		cli_show(&fs, nf->rel, show, sizeof(show));
 		n = famfs_ns_resolve(&w.ns, nf->rel);

@@ -153,7 +153,7 @@ int cmd_mkdir(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		char rel[FAMFS_PATH_LEN];
 
-		if (cli_relpath(&fs, argv[i], rel))
+		if (cli_relpath_new(&fs, argv[i], rel))
 			rc = CLI_FAIL;
 		else if (parents ? make_parents(&w, &fs, rel, mode, uid, gid,
 						verbose) :

@@ -130,6 +130,8 @@ static void read_status(struct mnt *m)
 	m->status_ok = true;
 	if (!kv(m, "mode"))
 		problem(m, "%s", ".meta/.status does not give the mode");
+	if (kv(m, "log_damaged") && strcmp(kv(m, "log_damaged"), "0"))
+		problem(m, "%s", "the daemon found a damaged log entry (run famfs fsck)");
 }
 
 static void read_fs(struct mnt *m)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs: the command-line front end; it dispatches to a subcommand. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,19 @@ static const struct famfs_command commands[] = {
 /* Exit codes of famfs itself, as upstream's: 1 no command, 3 unknown one. */
 #define EXIT_NO_COMMAND 1
 #define EXIT_UNKNOWN_COMMAND 3
+
+/* The commands that can work on an unmounted device (--device). */
+static bool takes_device(const char *name)
+{
+	static const char *const names[] = { "mkdir", "creat",	 "cp",
+					     "verify", "getmap", "flush",
+					     "logplay" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
 
 static void usage(FILE *f)
 {
@@ -116,6 +130,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
+		if (cli_device && !takes_device(commands[i].name)) {
+			fprintf(stderr, "famfs: --device does not apply to '%s'%s\n",
+				commands[i].name,
+				!strcmp(commands[i].name, "fsck") ?
+					"; give the device as its argument" : "");
+			return 2;
+		}
 		if (cli_dryrun && strcmp(commands[i].name, "logplay")) {
 			fprintf(stderr, "famfs: --dryrun applies only to logplay; '%s' has no dry run\n",
 				commands[i].name);

@@ -107,6 +107,7 @@ t_usage() {
 	run 2 F creat -D "$IMG" -B 4 -s 2m x && has_err "need -N" || return 1
 	run 2 F verify -D "$IMG" -f a && has_err "no seed" || return 1
 	run 2 F --dryrun creat -s 2m x && has_err "only to logplay" || return 1
+	run 2 F --device "$IMG" fsck "$IMG" && has_err "does not apply" || return 1
 	run 2 F logplay --shadow /tmp x && has_err "shadow" || return 1
 	run 2 F mount -F "$IMG" "$T" && has_err "standalone" || return 1
 	run 2 F mount -p "$IMG" "$T" && has_err "default_permissions"
@@ -180,6 +181,7 @@ t_mkdir() {
 	has_out "created.*a/b/c" || return 1
 	run 1 F mkdir -D "$IMG" -p f42/x && has_err "not a directory" || return 1
 	run 1 F mkdir -D "$IMG" ../x && has_err '"\.\."' || return 1
+	run 1 F mkdir -D "$IMG" .meta && has_err "metadata" || return 1
 	run 0 F logplay -D "$IMG" -v || return 1
 	grep -Eq "mkdir +a/b/c +0700 1234:99" "$OUT" || { echo "# mode/owner not logged"; return 1; }
 }
@@ -429,6 +431,7 @@ t_m_tools() {
 	run 0 F getmap "$MNT/m1" && has_out "size: *6291456" || return 1
 	run 1 F getmap /etc/hostname || return 1
 	run 21 F getmap "$MNT/x" || return 1
+	run 2 F getmap "$MNT/.meta/.log" || return 1	# served, not logged
 	run 0 F chkread "$MNT/m1" || return 1
 	run 0 F chkread -l "$MNT/.meta/.log" && has_out "crc good" || return 1
 	run 0 F flush "$MNT/m1" || return 1
