@@ -181,19 +181,28 @@ static int open_mounted(struct cli_fs *fs, const char *path, bool rw)
 
 	rc = famfs_dev_open_fs(real, rw ? FAMFS_OPEN_RW : 0, &fs->dev);
 	if (rc && rw && (rc == -EACCES || rc == -EROFS || rc == -EPERM)) {
-		/* Is it that this host is a client? Then say that. */
-		char msg[512];
+		/*
+		 * The daemon serves the log read-only on a client: say that
+		 * rather than "permission denied". The client may be this
+		 * host (its identity differs from the superblock's master) or
+		 * the mount (mounted with role=client).
+		 */
+		char msg[512], role[32] = "";
+		bool client = false;
 
 		snprintf(msg, sizeof(msg), "%s", famfs_errmsg());
 		if (famfs_dev_open_fs(real, 0, &fs->dev) == 0) {
-			enum famfs_role role = famfs_role(&fs->dev);
-
+			client = famfs_role(&fs->dev) == FAMFS_ROLE_CLIENT;
+			if (!client &&
+			    cli_mount_status(fs->dev.path, "role", role,
+					     sizeof(role)) == 0)
+				client = !strcmp(role, "client");
 			famfs_dev_close(&fs->dev);
-			if (role == FAMFS_ROLE_CLIENT) {
-				fprintf(stderr, "famfs: %s: this host is a client of this famfs; only the master host can create files and directories\n",
-					path);
-				return -EPERM;
-			}
+		}
+		if (client) {
+			fprintf(stderr, "famfs: %s: this host is a client of this famfs%s; only the master host can create files and directories\n",
+				path, role[0] ? " (the mount has role=client)" : "");
+			return -EPERM;
 		}
 		fprintf(stderr, "famfs: %s: %s\n", path, msg);
 		return rc;
@@ -213,6 +222,30 @@ static int open_mounted(struct cli_fs *fs, const char *path, bool rw)
 	fs->mounted = true;
 	snprintf(fs->root, sizeof(fs->root), "%s", fs->dev.path);
 	return 0;
+}
+
+int cli_mount_status(const char *root, const char *key, char *val,
+		     size_t len)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX + 64];
+	size_t klen = strlen(key);
+	int rc = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.meta/.status", root);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != '=')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(val, len, "%s", line + klen + 1);
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
 }
 
 int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,

@@ -74,6 +74,9 @@ struct cli_fs {
 int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,
 		bool rw);
 void cli_fs_close(struct cli_fs *fs);
+/* One value of the daemon's <root>/.meta/.status; -ENOENT if absent. */
+int cli_mount_status(const char *root, const char *key, char *val,
+		     size_t len);
 
 /*
  * The famfs-relative path ("a/b/c", "" for the root) of @path. Mounted:

@@ -195,7 +195,9 @@ static void print_json(struct mnt *ms, unsigned int n, bool all_ok)
 		}
 		printf("}");
 		if (m->fsck_ok) {
-			printf(",\"role\":\"%s\"", famfs_role_name(m->r.role));
+			printf(",\"role\":");
+			json_string(stdout, kv(m, "role") ? kv(m, "role") :
+				    famfs_role_name(m->r.role));
 			printf(",\"log\":{\"bytes\":%llu,\"slots\":%llu,\"used\":%llu}",
 			       (unsigned long long)m->r.log_len,
 			       (unsigned long long)m->r.log_slots,
@@ -235,10 +237,11 @@ static void print_text(struct mnt *ms, unsigned int n)
 		       kv(m, "device") ? kv(m, "device") : m->source);
 		printf("  mode:      %s\n",
 		       kv(m, "mode") ? kv(m, "mode") : "unknown");
-		if (m->fsck_ok)
-			printf("  role:      %s\n", famfs_role_name(r->role));
-		else if (kv(m, "role"))
+		/* The daemon's word first: a mount may be role=client. */
+		if (kv(m, "role"))
 			printf("  role:      %s\n", kv(m, "role"));
+		else if (m->fsck_ok)
+			printf("  role:      %s\n", famfs_role_name(r->role));
 		if (kv(m, "pid"))
 			printf("  daemon:    pid %s, %s requests served\n",
 			       kv(m, "pid"),

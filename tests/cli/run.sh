@@ -24,8 +24,13 @@ fi
 
 T=$(mktemp -d /tmp/famfs-cli.XXXXXX)
 MNT=$T/mnt
+MNT2=$T/mnt2
 mounted=false
+mounted2=false
 cleanup() {
+	if $mounted2; then
+		umount "$MNT2" 2>/dev/null || umount -l "$MNT2" 2>/dev/null
+	fi
 	if $mounted; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
@@ -475,6 +480,26 @@ t_m_errors() {
 	run 1 F creat -s 4g "$MNT/huge"
 }
 mcase "mounted: errors name the path and the reason" t_m_errors
+
+# A second mount of the same image as a client: what another host sees.
+t_m_client_mount() {
+	mkdir -p "$MNT2"
+	FAMFS_MOUNT_HELPER=$MOUNT_HELPER FAMFS_FUSED=$FUSED \
+		timeout 30 "$FAMFS" mount -o fallback=yes,role=client "$MIMG" "$MNT2" \
+		>"$OUT" 2>"$ERR" || return 1
+	mounted2=true
+	run 0 F verify -S 101 -f "$MNT2/m1" || return 1
+	cmp "$SRC/big" "$MNT2/x/y/big" || return 1
+	run 1 F creat -s 2m "$MNT2/from-client" && has_err "client" || return 1
+	run 0 F status --json "$MNT2" || return 1
+	$PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["mounts"][0]; sys.exit(m["role"] != "client")' "$OUT" || return 1
+	# created on the master after the client mounted: visible there too
+	run 0 F creat -s 2m -r -S 104 "$MNT/late" || return 1
+	run 0 F verify -S 104 -f "$MNT2/late" || return 1
+	run 0 F logplay "$MNT2" && has_out "shows every entry" || return 1
+	umount "$MNT2" && mounted2=false
+}
+mcase "mounted: a role=client mount of the same image sees the master's files; creat there fails" t_m_client_mount
 
 if $mounted; then
 	if umount "$MNT"; then ok "umount"; mounted=false; else notok "umount"; fi
