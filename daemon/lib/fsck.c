@@ -125,3 +125,56 @@ int famfs_fsck_status(const struct famfs_fsck *r)
 	return r->nproblems || r->problems_dropped ? FAMFS_FSCK_ERRORS :
 						     FAMFS_FSCK_CLEAN;
 }
+
+/*
+ * Repair drops a damaged tail of the log: the bad entries a crash in the
+ * middle of an append can leave at its end. It refuses when a valid entry
+ * follows a bad one, because dropping it would lose complete work.
+ */
+int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped)
+{
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+	uint64_t i;
+	int rc;
+
+	*dropped = 0;
+	if (famfs_role(dev) != FAMFS_ROLE_MASTER)
+		return famfs_fail(EPERM, "only the master host may repair the log of %s",
+				  dev->path);
+	if (!dev->writable || !dev->log)
+		return famfs_fail(EROFS, "%s is not open for writing", dev->path);
+	rc = famfs_dev_lock(dev);
+	if (rc)
+		return rc;
+	famfs_dev_invalidate(dev, dev->log, dev->log_len);
+	rc = famfs_log_check_header(dev->log, dev->log_len);
+	if (rc)
+		goto out;
+	famfs_sb_geometry(dev->sb, &g);
+	rc = famfs_log_walk(dev->log, dev->log_len, &g, 0, NULL, NULL, &walk);
+	if (!walk.bad) {
+		rc = 0; /* nothing to repair */
+		goto out;
+	}
+	for (i = walk.valid + 1; i < walk.committed; i++) {
+		struct famfs_omf_entry e;
+
+		memcpy(&e, (const uint8_t *)dev->log + FAMFS_LOG_ENTRIES_OFFSET +
+				   i * sizeof(e), sizeof(e));
+		if (famfs_entry_check(&e, i, &g) == 0) {
+			rc = famfs_fail(EUCLEAN, "entry %llu is bad but entry %llu after it is valid: this is not a torn append, and dropping the tail would lose complete entries; not repaired",
+					(unsigned long long)walk.valid,
+					(unsigned long long)i);
+			goto out;
+		}
+	}
+	*dropped = walk.committed - walk.valid;
+	dev->log->next_seqnum = walk.valid;
+	__atomic_store_n(&dev->log->next_index, walk.valid, __ATOMIC_RELEASE);
+	famfs_dev_flush(dev, dev->log, sizeof(*dev->log));
+	rc = 0;
+out:
+	famfs_dev_unlock(dev);
+	return rc;
+}

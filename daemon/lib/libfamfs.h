@@ -266,6 +266,12 @@ struct famfs_fsck {
 #define FAMFS_FSCK_USAGE 16  /* bad command line */
 
 int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r);
+/*
+ * Drop a damaged tail of the log (what a crash mid-append can leave), on
+ * the master, under the log lock. Refuses (-EUCLEAN) when a valid entry
+ * follows the first bad one. *@dropped says how many entries went.
+ */
+int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped);
 int famfs_fsck_status(const struct famfs_fsck *r);
 
 /* ---- small helpers shared by the tools ----------------------------------- */

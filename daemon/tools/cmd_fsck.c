@@ -11,13 +11,13 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: famfs fsck [--json] [-v] DEVICE|MOUNTPOINT\n"
+		"Usage: famfs fsck [--json] [-v] [--repair] DEVICE|MOUNTPOINT\n"
 		"\n"
 		"Check a famfs: the superblock and log CRCs, every log entry (type,\n"
 		"path, extents inside the device and aligned), the directory tree the\n"
 		"log builds, and that no two files share memory. Then print a summary:\n"
 		"files, directories, space used and free, and how full the log is.\n"
-		"fsck only reads; it never changes the device.\n"
+		"Without --repair, fsck only reads; it never changes the device.\n"
 		"\n"
 		"DEVICE is a devdax device (/dev/dax0.0) or a famfs image file;\n"
 		"MOUNTPOINT is any path inside a mounted famfs.\n"
@@ -25,11 +25,16 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -j, --json      print the result as one JSON object\n"
 		"  -v, --verbose   also list every log entry\n"
+		"  -r, --repair    drop a damaged tail of the log, as a crash in the\n"
+		"                  middle of an append leaves it (master host only).\n"
+		"                  Damage followed by valid entries is not repaired:\n"
+		"                  that would lose complete entries.\n"
 		"  -h, --help      show this help\n"
 		"\n"
 		"Exit status (several may be added together, as with e2fsck):\n"
 		"   0  the file system is clean\n"
-		"   1  errors were found in the log or in the allocations\n"
+		"   1  errors were found in the log or in the allocations (with\n"
+		"      --repair: and repaired, if the summary says so)\n"
 		"   2  no valid famfs: bad or missing superblock or log header\n"
 		"   8  could not check: missing device, no permission...\n"
 		"  16  usage error\n");
@@ -68,13 +73,15 @@ static const char *status_word(int status)
 	       status == FAMFS_FSCK_ERRORS ? "errors" : "no-filesystem";
 }
 
-static void print_json(const char *path, const struct famfs_fsck *r, int status)
+static void print_json(const char *path, const struct famfs_fsck *r,
+		       int status, int exit_code)
 {
 	char u[37];
 
 	printf("{\"device\":");
 	json_string(stdout, path);
-	printf(",\"status\":\"%s\",\"exit_code\":%d", status_word(status), status);
+	printf(",\"status\":\"%s\",\"exit_code\":%d", status_word(status),
+	       exit_code);
 	printf(",\"superblock\":{\"valid\":%s", r->sb_valid ? "true" : "false");
 	if (r->sb_valid) {
 		famfs_uuid_str(r->fs_uuid, u);
@@ -140,22 +147,43 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 					     "NOT A VALID FAMFS");
 }
 
+/*
+ * Repair, then check again so the summary shows the repaired state.
+ * Reported on stderr so that --json output stays one object.
+ */
+static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
+{
+	uint64_t dropped;
+
+	if (famfs_fsck_repair(dev, &dropped)) {
+		fprintf(stderr, "famfs fsck: not repaired: %s\n", famfs_errmsg());
+		return false;
+	}
+	fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
+		(unsigned long long)dropped, dropped == 1 ? "y" : "ies");
+	return famfs_fsck(dev, r) == 0;
+}
+
 int cmd_fsck(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "repair", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct famfs_fsck r;
 	struct famfs_dev dev;
-	bool json = false;
+	bool json = false, repair = false;
 	int verbose = 0, c, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jvh?", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jvrh?", opts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			repair = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -178,7 +206,7 @@ int cmd_fsck(int argc, char **argv)
 		return FAMFS_FSCK_USAGE;
 	}
 
-	if (famfs_dev_open(argv[optind], 0, &dev)) {
+	if (famfs_dev_open(argv[optind], repair ? FAMFS_OPEN_RW : 0, &dev)) {
 		fprintf(stderr, "famfs fsck: %s\n", famfs_errmsg());
 		return FAMFS_FSCK_FAILED;
 	}
@@ -187,11 +215,17 @@ int cmd_fsck(int argc, char **argv)
 		famfs_dev_close(&dev);
 		return FAMFS_FSCK_FAILED;
 	}
+	/*
+	 * The summary shows the file system as it is now (repaired, if it
+	 * was); as with e2fsck, exit 1 still says errors were found.
+	 */
 	status = famfs_fsck_status(&r);
+	if (repair && status == FAMFS_FSCK_ERRORS)
+		do_repair(&dev, &r);
 	if (json) {
-		print_json(argv[optind], &r, status);
+		print_json(argv[optind], &r, famfs_fsck_status(&r), status);
 	} else {
-		print_text(argv[optind], &r, status);
+		print_text(argv[optind], &r, famfs_fsck_status(&r));
 		if (verbose && r.log_valid) {
 			struct famfs_geometry g;
 			struct famfs_walk w;

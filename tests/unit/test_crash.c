@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Crashes and torn appends: the log stays readable, every complete entry
+ * before the damage is kept, and repair drops only a damaged tail.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "writer.h"
+
+static struct famfs_omf_entry *slot(struct famfs_dev *dev, uint64_t i)
+{
+	return (struct famfs_omf_entry *)((uint8_t *)dev->log +
+					  FAMFS_LOG_ENTRIES_OFFSET) + i;
+}
+
+static void make_dirs(struct famfs_dev *dev, int n)
+{
+	struct famfs_writer w;
+	char name[32];
+
+	assert_int_equal(famfs_writer_begin(&w, dev), 0);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		assert_int_equal(famfs_writer_mkdir(&w, name, 0755, 0, 0), 0);
+	}
+	famfs_writer_end(&w);
+}
+
+/* A header that commits an entry whose bytes only half arrived. */
+static void torn_tail_is_repaired_without_loss(void **state)
+{
+	struct famfs_omf_entry e;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct scratch s;
+	uint64_t dropped;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	make_dirs(&dev, 5);
+	memcpy(&e, slot(&dev, 4), sizeof(e));
+	strcpy(e.mkdir.relpath, "torn");
+	e.seqnum = 5;
+	e.crc = famfs_entry_crc(&e);
+	memcpy(slot(&dev, 5), &e, sizeof(e) / 2);
+	dev.log->next_index = 6;
+
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
+	assert_non_null(strstr(r.problems[0], "log entry 5"));
+	assert_int_equal(r.dirs, 5);
+
+	assert_int_equal(famfs_fsck_repair(&dev, &dropped), 0);
+	assert_int_equal(dropped, 1);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.dirs, 5);
+	/* and the log takes appends again, in the repaired slot */
+	make_dirs(&dev, 0);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+static void damage_in_the_middle_is_not_dropped(void **state)
+{
+	struct famfs_dev dev;
+	struct scratch s;
+	uint64_t dropped;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	make_dirs(&dev, 4);
+	((uint8_t *)slot(&dev, 1))[40] ^= 1;
+	assert_int_equal(famfs_fsck_repair(&dev, &dropped), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "entry 2 after it is valid"));
+	assert_int_equal(dropped, 0);
+	assert_int_equal(dev.log->next_index, 4);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+/*
+ * Kill a writer at random points, many times: whatever instant the kill
+ * lands on, the log is clean and nothing committed before is lost.
+ */
+static void killed_writers_leave_a_clean_log(void **state)
+{
+	const int iterations = getenv("FAMFS_CRASH_ITERATIONS") ?
+				       atoi(getenv("FAMFS_CRASH_ITERATIONS")) :
+				       1000;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct scratch s;
+	uint64_t before = 0;
+	unsigned int seed = (unsigned int)time(NULL);
+
+	(void)state;
+	print_message("seed %u, %d iterations\n", seed, iterations);
+	srand(seed);
+	scratch_mkfs(&s, 1024 * MiB);
+	for (int it = 0; it < iterations; it++) {
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct famfs_writer w;
+			char name[48];
+
+			if (famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev) ||
+			    famfs_writer_begin(&w, &dev))
+				_exit(1);
+			for (int i = 0;; i++) {
+				snprintf(name, sizeof(name), "i%d-%d", it, i);
+				if (i % 16 == 15)
+					famfs_writer_creat(&w, name, 1, 0644,
+							   0, 0, NULL, NULL);
+				else
+					famfs_writer_mkdir(&w, name, 0755, 0, 0);
+			}
+		}
+		usleep((useconds_t)(rand() % 3000));
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+		assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), 0);
+		assert_int_equal(famfs_fsck(&dev, &r), 0);
+		if (famfs_fsck_status(&r) != FAMFS_FSCK_CLEAN)
+			fail_msg("iteration %d: %s", it, r.problems[0]);
+		assert_true(r.log_used >= before);
+		before = r.log_used;
+		famfs_dev_close(&dev);
+		if (before > famfs_log_slots(8 * MiB) - 2000)
+			break; /* the log is nearly full: enough evidence */
+	}
+	print_message("%llu entries committed across the kills\n",
+		      (unsigned long long)before);
+	scratch_drop(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(torn_tail_is_repaired_without_loss),
+		cmocka_unit_test(damage_in_the_middle_is_not_dropped),
+		cmocka_unit_test(killed_writers_leave_a_clean_log),
+	};
+
+	return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
+}
