@@ -198,6 +198,16 @@ static void parse_o(struct settings *s, char *list)
 	}
 }
 
+static bool has_opt(const char *list, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *p = list; (p = strstr(p, opt)); p += n)
+		if ((p == list || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
 static const char *daemon_path(void)
 {
 	const char *env = getenv("FAMFS_FUSED");
@@ -209,7 +219,7 @@ int main(int argc, char **argv)
 {
 	struct settings s = { .fallback = "auto", .role = "auto" };
 	char dev[4096], mnt[4096], opts[4096] = "", where[4096];
-	bool fake = false, verbose = false, rw;
+	bool fake = false, verbose = false, rw, writer;
 	struct famfs_dev d;
 	struct stat st;
 	int c, rc;
@@ -264,16 +274,19 @@ int main(int argc, char **argv)
 		fail("%s: %s", dev,
 		     rc == -ENOENT ? "not a famfs (no famfs superblock; see mkfs.famfs)" :
 				     famfs_errmsg());
+	/* Would the daemon write? Then it must be this host's only writer. */
+	writer = famfs_role(&d) == FAMFS_ROLE_MASTER &&
+		 strcmp(s.role, "client") && !has_opt(s.passthru, "ro");
 	famfs_dev_close(&d);
-	if (famfs_mount_at(mnt))
-		fail("%s is already mounted (a famfs is mounted there)", mnt);
-	if (famfs_mount_of(dev, where, sizeof(where), &rw) && rw &&
-	    strcmp(s.role, "client") && !strstr(s.passthru, "ro"))
-		fail("%s is already mounted at %s", dev, where);
 	if (!strcmp(s.fallback, "no") && !s.fuse_dev[0] &&
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
+	if (famfs_mount_at(mnt))
+		fail("%s is already mounted (a famfs is mounted there)", mnt);
+	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw)
+		fail("%s is already mounted at %s (read-write; one master mount per device and host)",
+		     dev, where);
 
 	append(opts, sizeof(opts), s.passthru);
 	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Fixtures for the host tier, and one "ok - NAME" line per case for
+tests/run-all.sh (written to $FAMFS_TAP when set)."""
+import os
+
+import pytest
+
+import famfs_host as fh
+
+_results = {}
+
+
+def pytest_runtest_logreport(report):
+    name = report.nodeid.split("::", 1)[-1]
+    prev = _results.get(name)
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) \
+            else str(report.longrepr)
+        reason = reason.replace("Skipped: ", "")
+        line = "ok - %s # SKIP %s" % (name, reason)
+    elif report.failed:
+        line = "not ok - %s" % name
+    elif report.when == "call":
+        line = "ok - %s" % name
+    else:
+        return
+    # A failure in setup, call or teardown wins over an earlier pass.
+    if prev and prev.startswith("not ok"):
+        return
+    _results[name] = line
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.environ.get("FAMFS_TAP")
+    if not path:
+        return
+    with open(path, "w") as f:
+        for line in _results.values():
+            f.write(line + "\n")
+
+
+def _missing():
+    if os.geteuid() != 0:
+        return "needs root (FUSE mounts of famfs are privileged)"
+    if not os.path.exists("/dev/fuse"):
+        return "no /dev/fuse"
+    for p in (fh.MKFS, fh.FAMFS, fh.FUSED, fh.MOUNT, fh.RAWREQ):
+        if not os.access(p, os.X_OK):
+            return "%s not built (build first, or set BUILD_DIR)" % p
+    return None
+
+
+@pytest.fixture
+def tools():
+    why = _missing()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture
+def master(tmp_path, tools):
+    return fh.Host(str(tmp_path), "master")
+
+
+@pytest.fixture
+def client(tmp_path, tools):
+    h = fh.Host(str(tmp_path), "client")
+    # A client host has an identity of its own, never the master's.
+    with open(h.uuid_file, "w") as f:
+        f.write("00000000-1111-2222-3333-444444444444\n")
+    return h
+
+
+@pytest.fixture
+def device(tmp_path, master):
+    dev = str(tmp_path / "famfs.img")
+    fh.mkfs(master, dev, 1 << 30)
+    return dev
+
+
+@pytest.fixture
+def mounts():
+    """Mounts made by a test; every one is unmounted afterwards."""
+    made = []
+    yield made
+    for m in made:
+        m.unmount()
+
+
+@pytest.fixture
+def mnt(tmp_path, master, device, mounts):
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused-master.log"))
+    mounts.append(m)
+    m.mount()
+    return m

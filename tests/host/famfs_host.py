@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Helpers for the host tests: the tools, file-backed famfs devices, mounts
+through mount.famfs, and a reader of the on-media log written from the
+format description (not from our C code), so replies can be checked
+against an independent decoding."""
+import os
+import struct
+import subprocess
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
+
+MKFS = os.path.join(BUILD, "daemon/tools/mkfs.famfs")
+FAMFS = os.path.join(BUILD, "daemon/tools/famfs")
+FUSED = os.path.join(BUILD, "daemon/fused/famfs-fused")
+RAWREQ = os.path.join(BUILD, "daemon/fused/fused-rawreq")
+MOUNT = os.path.join(BUILD, "daemon/mount/mount.famfs")
+
+MiB = 1 << 20
+LOG_OFFSET = 2 * MiB
+LOG_HDR = 48
+ENTRY = 544
+
+
+def run(cmd, env=None, check=True, timeout=60, **kw):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                       timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s%s" %
+                             (" ".join(cmd), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+class Host:
+    """One 'host': its own system UUID file (FAMFS_SYSTEM_UUID_FILE)."""
+
+    def __init__(self, tmp, name):
+        self.uuid_file = os.path.join(tmp, "uuid-" + name)
+        self.env = dict(os.environ)
+        self.env["FAMFS_SYSTEM_UUID_FILE"] = self.uuid_file
+        self.env["FAMFS_FUSED"] = FUSED
+        self.env["FAMFS_CONF"] = os.path.join(tmp, "famfs.conf")
+        self.env.pop("NOTIFY_SOCKET", None)
+
+    def famfs(self, *args, check=True, timeout=60):
+        return run([FAMFS] + list(args), env=self.env, check=check,
+                   timeout=timeout)
+
+
+def mkfs(host, path, size):
+    with open(path, "wb") as f:
+        f.truncate(size)
+    run([MKFS, path], env=host.env)
+
+
+def alive(pid):
+    """Running, not just a zombie waiting for its (re)parent to reap it."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class Mount:
+    def __init__(self, host, dev, mnt, logfile, opts=""):
+        self.host, self.dev, self.mnt, self.logfile = host, dev, mnt, logfile
+        self.opts = opts
+        self.pid = None
+
+    def mount(self, check=True, extra=""):
+        os.makedirs(self.mnt, exist_ok=True)
+        o = "logfile=" + self.logfile
+        for x in (self.opts, extra):
+            if x:
+                o += "," + x
+        p = run([MOUNT, self.dev, self.mnt, "-o", o], env=self.host.env,
+                check=check)
+        if p.returncode == 0:
+            self.pid = int(self.status()["pid"])
+        return p
+
+    def status(self):
+        with open(os.path.join(self.mnt, ".meta/.status")) as f:
+            return dict(l.strip().split("=", 1) for l in f if "=" in l)
+
+    def mounted(self):
+        with open("/proc/self/mountinfo") as f:
+            return any(l.split()[4] == self.mnt for l in f)
+
+    def unmount(self):
+        if self.mounted():
+            if subprocess.run(["umount", self.mnt],
+                              capture_output=True).returncode:
+                subprocess.run(["umount", "-l", self.mnt],
+                               capture_output=True)
+        self.wait_daemon_exit()
+
+    def wait_daemon_exit(self, timeout=5.0):
+        if not self.pid:
+            return True
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if not alive(self.pid):
+                self.pid = None
+                return True
+            time.sleep(0.02)
+        return False
+
+    def log_text(self):
+        try:
+            with open(self.logfile) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+
+# ---- the on-media log, decoded from the format description -------------
+
+def read_entry(dev, index):
+    with open(dev, "rb") as f:
+        f.seek(LOG_OFFSET + LOG_HDR + index * ENTRY)
+        return f.read(ENTRY)
+
+
+def log_next_index(dev):
+    with open(dev, "rb") as f:
+        f.seek(LOG_OFFSET + 40)
+        return struct.unpack("<Q", f.read(8))[0]
+
+
+def file_entry(dev, ino):
+    """(size, fmap) of the file logged at index ino - 2."""
+    e = read_entry(dev, ino - 2)
+    seq, etype = struct.unpack_from("<QI", e, 0)
+    assert etype == 0, "entry %d is not a file" % (ino - 2)
+    size = struct.unpack_from("<Q", e, 16)[0]
+    fm = 16 + 104
+    ext_type = struct.unpack_from("<I", e, fm)[0]
+    if ext_type == 0:
+        n = struct.unpack_from("<I", e, fm + 8)[0]
+        exts = [struct.unpack_from("<QQQ", e, fm + 16 + 24 * i)
+                for i in range(n)]
+        return size, ("simple", exts)
+    niext = struct.unpack_from("<I", e, fm + 8)[0]
+    assert niext == 1
+    nstrips, chunk = struct.unpack_from("<QQ", e, fm + 16)
+    strips = [struct.unpack_from("<QQQ", e, fm + 32 + 24 * i)
+              for i in range(nstrips)]
+    return size, ("interleave", chunk, strips)
+
+
+def dev_offset(fmap, off):
+    """Device offset of file offset off, per DESIGN §3."""
+    if fmap[0] == "simple":
+        for _, o, ln in fmap[1]:
+            if off < ln:
+                return o + off
+            off -= ln
+        raise ValueError("offset past the map")
+    _, chunk, strips = fmap
+    c = off // chunk
+    strip = strips[c % len(strips)]
+    return strip[1] + (c // len(strips)) * chunk + off % chunk
+
+
+def read_via_fmap(dev, fmap, size):
+    out = bytearray()
+    with open(dev, "rb") as f:
+        off = 0
+        while off < size:
+            d = dev_offset(fmap, off)
+            step = min(size - off, 4096 - (off % 4096))
+            f.seek(d)
+            out += f.read(step)
+            off += step
+    return bytes(out)

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Bad input and failures: corrupt log tail, full device, missing device,
+a killed daemon, unmount and stop signals."""
+import errno
+import os
+import signal
+import time
+
+import pytest
+
+import famfs_host as fh
+
+
+def _names(d):
+    return sorted(n for n in os.listdir(d) if n != ".meta")
+
+
+def _no_space(msg):
+    return "space" in msg.lower() or "no free" in msg.lower()
+
+
+def test_corrupt_log_tail(tmp_path, master, device, mounts):
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    for i in range(3):
+        master.famfs("creat", "-s", "2m", "-r", "-S", str(i + 1),
+                     os.path.join(m.mnt, "f%d" % i))
+    m.unmount()
+    # flip bytes inside the last entry's path: its CRC no longer matches
+    last = fh.log_next_index(device) - 1
+    with open(device, "r+b") as f:
+        f.seek(fh.LOG_OFFSET + fh.LOG_HDR + last * fh.ENTRY + 40)
+        b = f.read(4)
+        f.seek(-4, 1)
+        f.write(bytes(x ^ 0xff for x in b))
+    m.mount()
+    assert _names(m.mnt) == ["f0", "f1"]
+    for i in range(2):
+        master.famfs("verify", "-S", str(i + 1), "-f",
+                     os.path.join(m.mnt, "f%d" % i))
+    assert m.status()["log_damaged"] == "1"
+    assert "damaged at entry %d" % last in m.log_text()
+    # the master refuses to append after damage rather than guess
+    p = master.famfs("creat", "-s", "2m", os.path.join(m.mnt, "g"),
+                     check=False)
+    assert p.returncode != 0
+
+
+def test_full_device_enospc(tmp_path, master, mounts):
+    dev = str(tmp_path / "small.img")
+    fh.mkfs(master, dev, 64 * fh.MiB)
+    m = fh.Mount(master, dev, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    free = os.statvfs(m.mnt)
+    room = free.f_bfree * free.f_frsize
+    p = master.famfs("creat", "-s", str(room + 2 * fh.MiB),
+                     os.path.join(m.mnt, "big"), check=False)
+    assert p.returncode == 1
+    assert _no_space(p.stderr), p.stderr
+    assert not os.path.exists(os.path.join(m.mnt, "big"))
+    master.famfs("creat", "-s", str(room), os.path.join(m.mnt, "fits"))
+    p = master.famfs("creat", "-s", "2m", os.path.join(m.mnt, "more"),
+                     check=False)
+    assert p.returncode == 1 and _no_space(p.stderr), p.stderr
+    assert os.statvfs(m.mnt).f_bfree == 0
+    master.famfs("fsck", m.mnt)
+
+
+def test_mount_errors(tmp_path, master, device, mnt):
+    target = str(tmp_path / "other")
+    os.makedirs(target)
+    env = master.env
+
+    def mount(dev, tgt, *opts):
+        cmd = [fh.MOUNT, dev, tgt] + (["-o", ",".join(opts)] if opts else [])
+        return fh.run(cmd, env=env, check=False)
+
+    p = mount(str(tmp_path / "missing.img"), target)
+    assert p.returncode != 0 and "no such device" in p.stderr
+    junk = str(tmp_path / "junk.img")
+    with open(junk, "wb") as f:
+        f.truncate(64 * fh.MiB)
+    p = mount(junk, target)
+    assert p.returncode != 0 and "not a famfs" in p.stderr
+    p = mount(device, mnt.mnt)
+    assert p.returncode != 0 and "already mounted" in p.stderr
+    p = mount(device, target)  # a second master mount of the same device
+    assert p.returncode != 0 and "already mounted" in p.stderr
+    if not os.path.exists("/dev/famfs-fuse"):
+        p = mount(device, target, "fallback=no")
+        assert p.returncode != 0
+        assert "famfs kernel module not loaded and fallback disabled" \
+            in p.stderr
+    p = mount(device, target, "bogus=1")
+    assert p.returncode != 0 and "unknown mount option" in p.stderr
+    p = mount(str(tmp_path / "famfs.img"), str(tmp_path / "nodir"))
+    assert p.returncode != 0 and "does not exist" in p.stderr
+
+
+def test_conf_defaults(tmp_path, master, device, mounts):
+    with open(master.env["FAMFS_CONF"], "w") as f:
+        f.write("# test defaults\npoll_ms = 250  # faster\nfallback = auto\n")
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    p = m.mount(extra="shadow=/tmp/x")
+    assert "shadow" in p.stderr  # accepted with a note
+    assert m.status()["poll_ms"] == "250"
+    m.unmount()
+    m.mount(extra="poll_ms=300")  # -o wins over the file
+    assert m.status()["poll_ms"] == "300"
+
+
+def test_umount_stops_daemon(mnt):
+    pid = mnt.pid
+    assert fh.run(["umount", mnt.mnt], check=False).returncode == 0
+    assert mnt.wait_daemon_exit(), "daemon %d still running" % pid
+    assert "unmounted" in mnt.log_text()
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_signal_unmounts(mnt, sig):
+    os.kill(mnt.pid, getattr(signal, sig))
+    assert mnt.wait_daemon_exit()
+    assert not mnt.mounted()
+
+
+def test_sigkill_enotconn_remount(mnt, master):
+    for i in range(3):
+        master.famfs("creat", "-s", "2m", "-r", "-S", str(10 + i),
+                     os.path.join(mnt.mnt, "k%d" % i))
+    os.kill(mnt.pid, signal.SIGKILL)
+    assert mnt.wait_daemon_exit()
+    with pytest.raises(OSError) as e:
+        os.listdir(mnt.mnt)
+    assert e.value.errno == errno.ENOTCONN
+    assert fh.run(["umount", mnt.mnt], check=False).returncode == 0
+    assert not mnt.mounted()
+    mnt.mount()
+    assert _names(mnt.mnt) == ["k0", "k1", "k2"]
+    for i in range(3):
+        master.famfs("verify", "-S", str(10 + i), "-f",
+                     os.path.join(mnt.mnt, "k%d" % i))
+
+
+def test_daemon_refuses_unprivileged(device, tmp_path):
+    os.makedirs(str(tmp_path / "u"))
+    p = fh.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                fh.FUSED, "-f", device, str(tmp_path / "u")], check=False)
+    assert p.returncode != 0
+    assert "privileged" in p.stderr or "Permission denied" in p.stderr

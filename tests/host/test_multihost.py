@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Master and client daemons on one backing file at two mount points."""
+import errno
+import os
+import time
+
+import pytest
+
+import famfs_host as fh
+
+
+@pytest.fixture
+def pair(tmp_path, master, client, device, mounts, mnt):
+    c = fh.Mount(client, device, str(tmp_path / "client"),
+                 str(tmp_path / "fused-client.log"), opts="poll_ms=200")
+    mounts.append(c)
+    c.mount()
+    return mnt, c
+
+
+def _wait(pred, timeout):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return time.monotonic() - t0
+        time.sleep(0.005)
+    return None
+
+
+def test_client_role_and_readonly(pair):
+    m, c = pair
+    st = c.status()
+    assert st["role"] == "client" and st["readonly"] == "1"
+    assert m.status()["role"] == "master"
+
+
+def test_client_sees_master_files(pair, master, capsys):
+    m, c = pair
+    # Poll only: the client's own timer catches the entry (no lookup).
+    master.famfs("creat", "-s", "4m", "-r", "-S", "11",
+                 os.path.join(m.mnt, "polled"))
+    n = fh.log_next_index(m.dev)
+    poll = _wait(lambda: int(c.status()["log_entries"]) == n, 5.0)
+    assert poll is not None, "client did not catch up within 5 s"
+    assert poll < 0.2 * 2 + 0.5  # poll_ms=200: bounded by about one period
+    # Lookup: a miss re-reads the log tail, so a path is visible at once.
+    master.famfs("creat", "-s", "2m", os.path.join(m.mnt, "looked-up"))
+    seen = _wait(lambda: os.path.exists(os.path.join(c.mnt, "looked-up")),
+                 5.0)
+    assert seen is not None and seen < 0.1
+    with capsys.disabled():
+        print("\n# client visibility: poll %.0f ms (poll_ms=200), "
+              "lookup %.1f ms" % (poll * 1000, seen * 1000))
+    # and the data the master wrote reads the same on the client
+    with open(os.path.join(m.mnt, "polled"), "rb") as f, \
+            open(os.path.join(c.mnt, "polled"), "rb") as g:
+        assert f.read() == g.read()
+    master.famfs("verify", "-S", "11", "-f", os.path.join(c.mnt, "polled"))
+
+
+def _open(path, flags):
+    os.close(os.open(path, flags, 0o644))
+
+
+def test_client_rejects_writes(pair, master, client):
+    m, c = pair
+    master.famfs("creat", "-s", "2m", os.path.join(m.mnt, "f"))
+    before = fh.log_next_index(m.dev)
+    p = client.famfs("creat", "-s", "2m", os.path.join(c.mnt, "nope"),
+                     check=False)
+    assert p.returncode == 1
+    p = client.famfs("mkdir", os.path.join(c.mnt, "nodir"), check=False)
+    assert p.returncode == 1
+    for fn, err in (
+            (lambda: _open(os.path.join(c.mnt, "f"), os.O_RDWR),
+             errno.EROFS),
+            (lambda: _open(os.path.join(c.mnt, "new"),
+                           os.O_WRONLY | os.O_CREAT), errno.EROFS),
+            (lambda: _open(os.path.join(c.mnt, ".meta/.log"), os.O_RDWR),
+             errno.EROFS),
+            (lambda: os.unlink(os.path.join(c.mnt, "f")), errno.EROFS)):
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == err
+    assert fh.log_next_index(m.dev) == before
+    master.famfs("fsck", m.dev)
