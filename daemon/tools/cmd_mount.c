@@ -17,8 +17,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: famfs mount [-f] [-t SECONDS] [-d] [-v] [-u] [-S PATH] [-o OPTIONS]\n"
-		"                   DEVICE MOUNTPOINT\n"
+		"Usage: famfs mount [-f] [-d] [-v] [-D] [-S PATH] [-o OPTIONS] DEVICE MOUNTPOINT\n"
 		"\n"
 		"Mount the famfs on DEVICE at MOUNTPOINT by running mount.famfs, which\n"
 		"starts the famfs daemon and returns once the mount is ready (or has\n"
@@ -30,20 +29,27 @@ static void usage(FILE *f)
 		"Options (upstream's, turned into mount.famfs options):\n"
 		"  -f, --fuse           require the kernel side: fail rather than fall back\n"
 		"                       (fallback=no)\n"
-		"  -t, --timeout=SECS   accepted with a note: upstream's metadata cache\n"
-		"                       timeout; our daemon keeps metadata current itself\n"
-		"                       (use -o poll_ms=N to set how often it polls)\n"
 		"  -d, --debug          run the daemon with debugging output (debug)\n"
-		"  -v, --verbose        mount.famfs says what it does (-v)\n"
-		"  -u, --nouseraccess   let users other than root use the mount (allow_other)\n"
-		"  -S, --shadow=PATH    shadow tree path (shadow=PATH), for upstream\n"
-		"                       compatibility\n"
-		"  -o, --options=OPTS   more mount options, passed on as they are\n"
+		"  -v, --verbose        say what is run; mount.famfs says what it does (-v)\n"
+		"  -S, --shadow=PATH    passed as shadow=PATH (mount.famfs notes that there\n"
+		"                       is no shadow tree)\n"
+		"  -D, --dummy          print the mount.famfs command and do not run it\n"
+		"  -o, --options=OPTS   more mount options, passed on as they are (ours:\n"
+		"                       fallback=, role=, poll_ms=...; see mount.famfs(8))\n"
 		"  -h, -?, --help       show this help\n"
 		"\n"
-		"Refused: -F/--nofuse (upstream's standalone v1 kernel module, which\n"
-		"famfs-fuse does not use) and -p/--nodefaultperm (famfs-fuse always has\n"
-		"the kernel enforce the owners and modes recorded in the log).\n"
+		"Accepted with a note, as they mean nothing to famfs-fused: -t/--timeout\n"
+		"and -c/--cache (upstream's metadata caching; our daemon keeps metadata\n"
+		"current by itself, -o poll_ms=N sets how often it polls the log),\n"
+		"-r/--read and -m/--mmap (how the log is read; the daemon maps it), and\n"
+		"-u/--nouseraccess (the mount always has allow_other and\n"
+		"default_permissions: the owners and modes in the log decide access).\n"
+		"\n"
+		"Refused: -F/--nofuse (upstream's standalone v1 kernel module),\n"
+		"-p/--nodefaultperm (the kernel always enforces the modes in the log),\n"
+		"-R/--remount (umount and mount again), -M/--set-daxmode and\n"
+		"-L/--load-module (famfs mount neither rebinds dax devices nor loads\n"
+		"kernel modules; the famfs-dkms package provides the module).\n"
 		"\n"
 		"mount.famfs is looked for in $FAMFS_MOUNT_HELPER, next to this famfs\n"
 		"(build tree: daemon/mount/), then in /sbin, /usr/sbin, /usr/local/sbin.\n"
@@ -72,11 +78,16 @@ static int find_helper(char *out, size_t len)
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
+		char tidy[PATH_MAX];
+
 		self[n] = '\0';
 		dir = dirname(self);
 		snprintf(out, len, "%s/../mount/mount.famfs", dir);
-		if (executable(out))
+		if (executable(out)) {
+			if (realpath(out, tidy))
+				snprintf(out, len, "%s", tidy);
 			return 0;
+		}
 		snprintf(out, len, "%s/mount.famfs", dir);
 		if (executable(out))
 			return 0;
@@ -106,23 +117,30 @@ int cmd_mount(int argc, char **argv)
 		{ "fuse", no_argument, NULL, 'f' },
 		{ "nofuse", no_argument, NULL, 'F' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "cache", required_argument, NULL, 'c' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "nouseraccess", no_argument, NULL, 'u' },
 		{ "nodefaultperm", no_argument, NULL, 'p' },
 		{ "shadow", required_argument, NULL, 'S' },
+		{ "read", no_argument, NULL, 'r' },
+		{ "mmap", no_argument, NULL, 'm' },
+		{ "remount", no_argument, NULL, 'R' },
+		{ "dummy", no_argument, NULL, 'D' },
+		{ "set-daxmode", no_argument, NULL, 'M' },
+		{ "load-module", no_argument, NULL, 'L' },
 		{ "options", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	char opts[4096] = "", helper[PATH_MAX], tmp[PATH_MAX + 16];
-	bool verbose = false;
+	bool verbose = false, dummy = false;
 	char *args[8];
 	int c, n = 0;
 	uint32_t secs;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "fFt:dvupS:o:h", lopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "fFt:c:dvupS:rmRDMLo:h", lopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'f':
@@ -148,9 +166,29 @@ int cmd_mount(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
-		case 'u':
-			add_opt(opts, sizeof(opts), "allow_other");
+		case 'c':
+			fprintf(stderr, "famfs mount: note: -c %s not passed on: the famfs daemon keeps its metadata current by itself\n",
+				optarg);
 			break;
+		case 'r':
+		case 'm':
+			fprintf(stderr, "famfs mount: note: -%c has no effect: the daemon always maps the log\n",
+				c);
+			break;
+		case 'u':
+			fprintf(stderr, "famfs mount: note: -u has no effect: famfs mounts always have allow_other and default_permissions, so the owners and modes in the log decide who may use each file\n");
+			break;
+		case 'D':
+			dummy = true;
+			break;
+		case 'R':
+			fprintf(stderr, "famfs mount: -R (remount) is not supported: umount and mount again\n");
+			return CLI_USAGE;
+		case 'M':
+		case 'L':
+			fprintf(stderr, "famfs mount: -%c is refused: famfs mount neither rebinds dax devices nor loads kernel modules (the famfs-dkms package provides famfs_fuse.ko)\n",
+				c);
+			return CLI_USAGE;
 		case 'p':
 			fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");
 			return CLI_USAGE;
@@ -195,11 +233,14 @@ int cmd_mount(int argc, char **argv)
 		args[n++] = opts;
 	}
 	args[n] = NULL;
-	if (verbose) {
-		fprintf(stderr, "famfs mount: running");
+	if (verbose || dummy) {
+		fprintf(dummy ? stdout : stderr, "%s", dummy ? "" : "famfs mount: running ");
 		for (int i = 0; i < n; i++)
-			fprintf(stderr, " %s", args[i]);
-		fputc('\n', stderr);
+			fprintf(dummy ? stdout : stderr, "%s%s", i ? " " : "",
+				args[i]);
+		fputc('\n', dummy ? stdout : stderr);
+		if (dummy)
+			return CLI_OK;
 	}
 	fflush(NULL);
 	execv(helper, args);
