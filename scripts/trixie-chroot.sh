@@ -78,11 +78,12 @@ case $cwd in "$top"|"$top"/*) ;; *) cwd=$top ;; esac
 # Run in a private mount namespace: nothing to clean up afterwards.
 exec unshare -m --propagation private sh -eu -c '
 	R=$1 top=$2 cwd=$3; shift 3
-	mkdir -p "$R$top"
-	mount --bind "$top" "$R$top"
 	mount -t proc proc "$R/proc"
 	mount --bind /dev "$R/dev"
 	mount -t tmpfs tmpfs "$R/tmp"
+	# After /tmp: a checkout under /tmp must not be hidden by the tmpfs.
+	mkdir -p "$R$top"
+	mount --bind "$top" "$R$top"
 	# Make the chroot look like a trixie system with linux-source-6.12.
 	src=$(dirname "$R")/root/usr/src/linux-source-6.12.tar.xz
 	if [ -f "$src" ]; then
