@@ -11,7 +11,7 @@
 BUILD      ?= build
 TESTBUILD  ?= build-test
 FUZZBUILD  ?= build-fuzz
-CHECK_TIERS ?= unit fuzz cli vm
+CHECK_TIERS ?= unit fuzz host cli vm
 FUZZ_SECONDS ?= 20
 
 .PHONY: all deps deps-kernel build demo check test-builds vm-test fuzz deb rpm clean
