@@ -43,6 +43,7 @@ struct fused {
 	char mountpoint[PATH_MAX];
 	char fuse_dev[PATH_MAX];
 	unsigned int poll_ms;
+	unsigned int readahead_kb;
 	bool debug;
 	bool allow_famfs;   /* the device can be DAX-mapped by a kernel */
 	bool require_famfs; /* fallback=no: fail unless the kernel offers it */
@@ -55,6 +56,7 @@ struct fused {
 	bool dax_offered;
 	uint64_t init_unique;
 	bool init_seen;
+	bool initialized; /* INIT answered, the mount is ready */
 
 	/* counters for .meta/.status */
 	uint64_t requests, reads, writes, get_fmaps, get_daxdevs, refreshes;

@@ -31,6 +31,7 @@
 #define FUSE_DEV "/dev/fuse"
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
 #define DEFAULT_POLL_MS 1000
+#define DEFAULT_READAHEAD_KB 1024 /* one max-size FUSE request */
 
 enum fallback { FALLBACK_AUTO, FALLBACK_YES, FALLBACK_NO };
 
@@ -83,6 +84,7 @@ static void usage(FILE *f)
 		"  fallback=auto|yes|no  serve data ourselves when the kernel cannot\n"
 		"  poll_ms=N       look for entries other hosts logged every N ms (1000)\n"
 		"  logfile=PATH    log there instead of syslog once detached\n"
+		"  readahead_kb=N  kernel readahead for the mount (1024; 0: leave it)\n"
 		"  nosuid nodev noexec noatime rw defaults  as for mount(8)\n");
 }
 
@@ -106,6 +108,7 @@ void fused_ready(struct fused *fs, const char *err)
 		sd_notifyf(0, "STATUS=%s", err);
 		return;
 	}
+	fs->initialized = true;
 	sd_notifyf(0, "READY=1\nSTATUS=serving %s on %s (%s mode, %s)",
 		   fs->devpath, fs->mountpoint,
 		   fs->famfs_mode ? "famfs" : "fallback",
@@ -201,6 +204,14 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 				die("bad poll_ms=%s (0 to 3600000; 0 turns polling off)",
 				    val);
 			fs->poll_ms = (unsigned int)v;
+		} else if (!strcmp(opt, "readahead_kb") && val && *val) {
+			char *end;
+			unsigned long v = strtoul(val, &end, 10);
+
+			if (*end || v > 65536)
+				die("bad readahead_kb=%s (0 to 65536; 0 keeps the kernel's)",
+				    val);
+			fs->readahead_kb = (unsigned int)v;
 		} else if (!strcmp(opt, "logfile") && val)
 			o->logfile = val;
 		else if (!strcmp(opt, "fuse_dev") && val)
@@ -334,11 +345,33 @@ static void daemonize(struct fused *fs)
 	detached = true;
 }
 
+/*
+ * The kernel caps FUSE readahead at 128 KiB (and at what INIT agreed on,
+ * so this must follow INIT); fallback reads cost a request each, so
+ * larger reads are most of the throughput. The bdi knob is public sysfs.
+ */
+static void tune_readahead(struct fused *fs)
+{
+	char path[128], devno[64];
+	FILE *f;
+
+	if (!fs->readahead_kb ||
+	    !famfs_mount_devno(fs->mountpoint, devno, sizeof(devno)))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", devno);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%u\n", fs->readahead_kb) < 0)
+		fused_log(L_INFO, "cannot set %s: %s", path, strerror(errno));
+	if (f)
+		fclose(f);
+}
+
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
 	struct pollfd pfd[2];
 	int tfd = -1, res = 0;
+	bool tuned = false;
 
 	if (fs->poll_ms) {
 		struct itimerspec it = {
@@ -377,6 +410,10 @@ static int serve(struct fused *fs)
 			break; /* 0: unmounted, the session is over */
 		fuse_session_process_buf(fs->se, &buf);
 		res = 0;
+		if (fs->initialized && !tuned) {
+			tune_readahead(fs);
+			tuned = true;
+		}
 	}
 	free(buf.mem);
 	if (tfd >= 0)
@@ -401,6 +438,7 @@ int main(int argc, char **argv)
 	fs->ready_fd = -1;
 	fs->fuse_fd = -1;
 	fs->poll_ms = DEFAULT_POLL_MS;
+	fs->readahead_kb = DEFAULT_READAHEAD_KB;
 	while ((c = getopt_long(argc, argv, "fdo:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

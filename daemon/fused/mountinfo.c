@@ -103,3 +103,29 @@ bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw)
 	*rw = a.found_rw;
 	return where[0] != '\0';
 }
+
+bool famfs_mount_devno(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	bool hit = false;
+
+	if (!f)
+		return false;
+	/* The last match is the top of any stack of mounts on @path. */
+	while (getline(&line, &cap, f) > 0) {
+		char devno[64], mnt[4096];
+
+		if (sscanf(line, "%*s %*s %63s %*s %4095s", devno, mnt) != 2)
+			continue;
+		unescape(mnt);
+		if (!strcmp(mnt, path)) {
+			snprintf(out, len, "%s", devno);
+			hit = true;
+		}
+	}
+	free(line);
+	fclose(f);
+	return hit;
+}

@@ -14,4 +14,10 @@ bool famfs_mount_at(const char *path);
  */
 bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw);
 
+/*
+ * "major:minor" of the file system mounted at @path, without touching it:
+ * the daemon must never stat its own mount (it would wait for itself).
+ */
+bool famfs_mount_devno(const char *path, char *out, size_t len);
+
 #endif

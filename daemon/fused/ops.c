@@ -279,10 +279,13 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 		}
 	}
 	/*
-	 * Page cache on, dropped at each open: mmap works through FUSE, and
-	 * each open sees what other hosts wrote to the device meanwhile.
+	 * Page cache on, so mmap works through FUSE. A client drops it at
+	 * each open to see what the master wrote to the device meanwhile. On
+	 * the master every write to a file comes through this mount (clients
+	 * are read-only), so its page cache stays true and is kept; the log
+	 * is the exception: other tools may repair it behind our back.
 	 */
-	fi->keep_cache = 0;
+	fi->keep_cache = n && !fs->readonly;
 	fuse_reply_open(req, fi);
 }
 
@@ -315,6 +318,29 @@ static void read_region(fuse_req_t req, struct fused *fs, const uint8_t *base,
 		size = (size_t)(len - (uint64_t)off);
 	famfs_dev_invalidate(&fs->dev, base + off, size);
 	fuse_reply_buf(req, (const char *)base + off, size);
+}
+
+/*
+ * The common case, a read inside one extent (or one chunk of a strip):
+ * reply straight from the device mapping, saving a copy per byte. Returns
+ * false to let famfs_data_read handle the rest (ends, chunk crossings).
+ */
+static bool read_direct(fuse_req_t req, struct fused *fs,
+			const struct famfs_node *n, size_t size, off_t off)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	uint64_t dev_off, contig;
+
+	if ((uint64_t)off >= n->size || size > n->size - (uint64_t)off)
+		return false;
+	if (famfs_fmap_resolve(&n->fmap, (uint64_t)off, &dev_off, &contig) ||
+	    contig < size || dev_off > fs->dev.size ||
+	    size > fs->dev.size - dev_off)
+		return false;
+	famfs_dev_invalidate(&fs->dev, fs->dev.base + dev_off, size);
+	bv.buf[0].mem = fs->dev.base + dev_off;
+	fuse_reply_data(req, &bv, 0);
+	return true;
 }
 
 static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -366,6 +392,8 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EIO);
 		return;
 	}
+	if (read_direct(req, fs, n, size, off))
+		return;
 	got = famfs_data_read(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
 			      size);
 	if (got < 0) {
