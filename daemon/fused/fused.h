@@ -78,6 +78,8 @@ struct fused {
 enum fused_level { L_ERR = 3, L_WARN = 4, L_NOTICE = 5, L_INFO = 6, L_DEBUG = 7 };
 void fused_log_init(bool debug, const char *logfile);
 void fused_log_detach(void);
+/* Do messages reach stderr (where whoever started us reads them)? */
+bool fused_log_on_stderr(void);
 void fused_log(enum fused_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -32,6 +32,11 @@ void fused_log_init(bool debug, const char *logfile)
 	}
 }
 
+bool fused_log_on_stderr(void)
+{
+	return !logf && !use_syslog;
+}
+
 void fused_log_detach(void)
 {
 	if (logf || journal)

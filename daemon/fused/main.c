@@ -91,8 +91,12 @@ static void usage(FILE *f)
 /* Report how starting went to whoever waits: parent, mount.famfs, systemd. */
 void fused_ready(struct fused *fs, const char *err)
 {
-	if (err)
+	if (err) {
 		fused_log(L_ERR, "%s", err);
+		/* The reason must reach the one who mounts, log file or not. */
+		if (!fused_log_on_stderr() && !fs->initialized)
+			fprintf(stderr, "famfs-fused: %s\n", err);
+	}
 	if (fs->ready_fd >= 0) {
 		char line[1100];
 		int n = snprintf(line, sizeof(line), "%s%s\n",

@@ -123,3 +123,75 @@ def test_other_opcodes_go_to_libfuse(files):
     dev, _ = files
     rc, out = request(dev, LOOKUP, 1, b"dir\0")
     assert rc == 3 and out == b""
+
+
+# ---- INIT and famfs opcodes through a real libfuse session --------------
+
+INIT_IN = struct.Struct("<IIIII44x")       # fuse_init_in, 64 bytes
+INIT_OUT = struct.Struct("<IIIIHHIIHHI28x")  # fuse_init_out, 64 bytes
+FUSE_INIT, INIT_EXT, DAX_FMAP_HI = 26, 1 << 30, 1 << (43 - 32)
+
+
+def session(dev, famfs, reqs):
+    raw = b""
+    for unique, (opcode, nodeid, body) in enumerate(reqs, start=1):
+        raw += IN_HDR.pack(IN_HDR.size + len(body), opcode, unique, nodeid,
+                           0, 0, 1, 0, 0) + body
+    cmd = [fh.RAWREQ, "--session", dev] + (["famfs"] if famfs else [])
+    p = subprocess.run(cmd, input=raw, capture_output=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    replies, buf = [], p.stdout
+    while buf:
+        ln = OUT_HDR.unpack_from(buf)[0]
+        replies.append(buf[:ln])
+        buf = buf[ln:]
+    return replies
+
+
+def init_req(offer):
+    flags = INIT_EXT | 0x1  # FUSE_ASYNC_READ, and flags2 present
+    return (FUSE_INIT, 0, INIT_IN.pack(7, 38, 128 << 10, flags,
+                                       DAX_FMAP_HI if offer else 0))
+
+
+def test_init_accepts_dax_fmap(files):
+    dev, ino = files
+    base = {}
+    for famfs in (False, True):
+        for offer in (False, True):
+            rep = session(dev, famfs, [init_req(offer)])
+            assert len(rep) == 1
+            ln, err, unique = OUT_HDR.unpack_from(rep[0])
+            assert (ln, err, unique) == (16 + 64, 0, 1)
+            o = INIT_OUT.unpack_from(rep[0], 16)
+            assert o[0] == 7
+            flags2 = o[10]
+            want = famfs and offer
+            assert bool(flags2 & DAX_FMAP_HI) == want
+            if want:
+                assert o[3] & INIT_EXT
+            base[(famfs, offer)] = rep[0]
+    # the patch sets exactly one bit and changes nothing else
+    a = bytearray(base[(False, True)])
+    b = bytearray(base[(True, True)])
+    fl2 = 16 + 32  # offsetof(struct fuse_init_out, flags2)
+    assert a[:fl2] == b[:fl2] and a[fl2 + 4:] == b[fl2 + 4:]
+    assert struct.unpack_from("<I", b, fl2)[0] ^ \
+        struct.unpack_from("<I", a, fl2)[0] == DAX_FMAP_HI
+
+
+def test_famfs_opcodes_through_session(files):
+    dev, ino = files
+    rep = session(dev, True, [
+        init_req(True),
+        (GET_FMAP, ino["striped"], b""),
+        (GET_DAXDEV, 0, struct.pack("<I", 0)),
+        (LOOKUP, 1, b"striped\0"),
+    ])
+    assert len(rep) == 4
+    assert rep[1] == expect_ok(expected_fmap(dev, ino["striped"]), unique=2)
+    name = os.path.realpath(dev).encode()
+    assert rep[2] == expect_ok(DAXDEV.pack(0, 0, 0, 0, 0, name), unique=3)
+    ln, err, unique = OUT_HDR.unpack_from(rep[3])
+    assert err == 0 and unique == 4
+    assert struct.unpack_from("<Q", rep[3], 16)[0] == ino["striped"]

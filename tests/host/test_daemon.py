@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""famfs-fused on its own: foreground under a service manager (sd_notify
+READY=1, journald priority prefixes, SIGTERM) and its FUSE device choice."""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import famfs_host as fh
+
+
+def test_foreground_notify_ready(tmp_path, master, device, mounts):
+    mnt = str(tmp_path / "fg")
+    os.makedirs(mnt)
+    sock_path = str(tmp_path / "notify")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(sock_path)
+    s.settimeout(10)
+    env = dict(master.env, NOTIFY_SOCKET=sock_path, JOURNAL_STREAM="8:1")
+    p = subprocess.Popen([fh.FUSED, "-f", device, mnt], env=env,
+                         stderr=subprocess.PIPE, text=True)
+    m = fh.Mount(master, device, mnt, "")
+    m.pid = p.pid
+    mounts.append(m)
+    try:
+        msg = s.recv(4096).decode()
+        assert "READY=1" in msg
+        assert m.mounted() and m.status()["pid"] == str(p.pid)
+        os.kill(p.pid, signal.SIGTERM)
+        _, err = p.communicate(timeout=10)
+        assert p.returncode == 0
+        assert not m.mounted()
+        # journald: every line carries its syslog priority
+        lines = [l for l in err.splitlines() if l]
+        assert lines and all(l.startswith("<") for l in lines), err
+        assert any(l.startswith("<5>") and "mounted" in l for l in lines)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        s.close()
+
+
+def test_fuse_dev_option(tmp_path, master, device, mounts):
+    m = fh.Mount(master, device, str(tmp_path / "fd"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    # the mount(2) path with an explicit FUSE device, as for the module's
+    m.mount(extra="fuse_dev=/dev/fuse")
+    assert m.status()["fuse_device"] == "/dev/fuse"
+    m.unmount()
+    p = m.mount(check=False, extra="fuse_dev=/dev/null")
+    assert p.returncode != 0 and "cannot mount" in p.stderr, p.stderr
+    assert not m.mounted()
