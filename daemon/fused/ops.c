@@ -82,11 +82,6 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS;
 	conn->time_gran = 1000000000;
 
-	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)",
-		  fs->devpath, fs->mountpoint,
-		  fs->famfs_mode ? "famfs" : "fallback",
-		  famfs_role_name(fs->role), fs->readonly ? ", read-only" : "",
-		  fs->dax_offered ? "offers" : "does not offer");
 	if (fs->require_famfs && !fs->famfs_mode) {
 		fused_ready(fs, fs->dax_offered ?
 				"the kernel offers famfs mode but the device cannot be DAX-mapped, and fallback is disabled" :
@@ -94,7 +89,13 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		fuse_session_exit(fs->se);
 		return;
 	}
+	/* Ready first: a mount helper stays quiet when all went well. */
 	fused_ready(fs, NULL);
+	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)",
+		  fs->devpath, fs->mountpoint,
+		  fs->famfs_mode ? "famfs" : "fallback",
+		  famfs_role_name(fs->role), fs->readonly ? ", read-only" : "",
+		  fs->dax_offered ? "offers" : "does not offer");
 }
 
 static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

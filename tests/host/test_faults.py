@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Bad input and failures: corrupt log tail, full device, missing device,
-a killed daemon, unmount and stop signals."""
+"""Bad input and failures: corrupt log tail, full device, full log,
+missing device, a killed daemon, unmount and stop signals."""
 import errno
 import os
+import shutil
 import signal
-import time
+import tempfile
 
 import pytest
 
@@ -153,3 +154,36 @@ def test_daemon_refuses_unprivileged(device, tmp_path):
                 fh.FUSED, "-f", device, str(tmp_path / "u")], check=False)
     assert p.returncode != 0
     assert "privileged" in p.stderr or "Permission denied" in p.stderr
+
+
+def test_full_log(tmp_path, master, mounts):
+    # tmpfs when there is one: every append msyncs the image twice
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else str(tmp_path)
+    work = tempfile.mkdtemp(prefix="famfs-host-", dir=base)
+    try:
+        dev = os.path.join(work, "log.img")
+        fh.mkfs(master, dev, 64 * fh.MiB)
+        m = fh.Mount(master, dev, str(tmp_path / "mnt"),
+                     str(tmp_path / "fused.log"))
+        mounts.append(m)
+        m.mount()
+        slots = int(m.status()["log_slots"])
+        src = tmp_path / "many"
+        for i in range(slots + 10):
+            (src / ("d%05d" % i)).mkdir(parents=True)
+        p = master.famfs("cp", "-r", str(src), os.path.join(m.mnt, "t"),
+                         check=False)
+        assert "log is full" in p.stderr, p.stderr
+        p = master.famfs("mkdir", os.path.join(m.mnt, "one-more"),
+                         check=False)
+        assert p.returncode == 1 and "log is full" in p.stderr
+        p = master.famfs("creat", "-s", "2m", os.path.join(m.mnt, "f"),
+                         check=False)
+        assert p.returncode == 1 and "log is full" in p.stderr
+        assert os.statvfs(m.mnt).f_ffree == 0
+        assert len(os.listdir(os.path.join(m.mnt, "t"))) == slots - 1
+        assert m.status()["log_entries"] == str(slots)
+        master.famfs("fsck", m.mnt)
+        m.unmount()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
