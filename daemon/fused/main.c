@@ -506,9 +506,10 @@ int main(int argc, char **argv)
 	/*
 	 * A signal ends the loop with our mount still there: take it down.
 	 * After umount(8) the path may already hold someone else's mount,
-	 * so only a stop by signal unmounts.
+	 * so only a stop by signal, or a refusal at INIT, unmounts.
 	 */
-	if (stop && umount2(fs->mountpoint, 0) < 0 && errno == EBUSY)
+	if ((stop || !fs->initialized) && umount2(fs->mountpoint, 0) < 0 &&
+	    errno == EBUSY)
 		umount2(fs->mountpoint, MNT_DETACH);
 	if (fs->ready_fd >= 0)
 		fused_ready(fs, "the mount ended before the kernel's INIT");

@@ -52,3 +52,19 @@ def test_fuse_dev_option(tmp_path, master, device, mounts):
     p = m.mount(check=False, extra="fuse_dev=/dev/null")
     assert p.returncode != 0 and "cannot mount" in p.stderr, p.stderr
     assert not m.mounted()
+
+
+def test_init_without_famfs_and_no_fallback(tmp_path, master, device, mounts):
+    # /dev/fuse never offers FUSE_DAX_FMAP: with fallback=no the daemon
+    # must refuse at INIT, say why, and leave no mount behind
+    m = fh.Mount(master, device, str(tmp_path / "nf"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    p = m.mount(check=False, extra="fallback=no,fuse_dev=/dev/fuse")
+    assert p.returncode != 0
+    assert "does not offer famfs mode" in p.stderr, p.stderr
+    for _ in range(100):
+        if not m.mounted():
+            break
+        time.sleep(0.02)
+    assert not m.mounted()
