@@ -67,6 +67,30 @@ if [ "$(cat "$R/.famfs-headers" 2>/dev/null)" != "$kver" ]; then
 	echo "$kver" >"$R/.famfs-headers"
 fi
 
+# User-space build tools (for the guest's daemon and CLI, which must link
+# against trixie's libfuse3 and glibc): installed once with apt inside the
+# chroot when FAMFS_CHROOT_USERSPACE=1 asks for them.
+USERSPACE_PKGS="meson ninja-build pkg-config gcc libfuse3-dev zlib1g-dev uuid-dev libsystemd-dev"
+if [ -n "${FAMFS_CHROOT_USERSPACE:-}" ] &&
+	[ "$(cat "$R/.famfs-userspace" 2>/dev/null)" != "$USERSPACE_PKGS" ]; then
+	log "installing user-space build tools: $USERSPACE_PKGS"
+	unshare -m --propagation private sh -eu -c '
+		R=$1; shift
+		mount -t proc proc "$R/proc"
+		mount --bind /dev "$R/dev"
+		cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
+		chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			DEBIAN_FRONTEND=noninteractive sh -c "
+			apt-get update -qq &&
+			apt-get install -y -qq --no-install-recommends $* &&
+			apt-get clean"
+	' sh "$R" $USERSPACE_PKGS >"$C/chroot-userspace.log" 2>&1 || {
+		tail -n 20 "$C/chroot-userspace.log" >&2
+		die "installing user-space build tools failed (log: $C/chroot-userspace.log)"
+	}
+	echo "$USERSPACE_PKGS" >"$R/.famfs-userspace"
+fi
+
 if [ $# -eq 0 ]; then
 	echo "$R"
 	exit 0
