@@ -14,6 +14,9 @@
  *     -l FILE    append the opcode of every request received to FILE
  *     -m MODE    how to answer FUSE_GET_FMAP (see fmap_reply(); default
  *                "good": one 2 MiB simple extent at offset 0 of device 0)
+ *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
+ *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
+ *                "good")
  *
  * It mounts, then forks: the parent exits 0 once the mount is in place and
  * the child serves requests until the connection goes away (unmount).
@@ -40,6 +43,8 @@
 static const char *init_file, *log_file;
 static int accept_famfs, drop_rawio;
 static const char *fmap_mode = "good";
+static const char *daxdev_path = "/dev/dax0.0";
+static const char *daxdev_mode = "good";
 
 #define MIB2 (2ULL << 20)
 
@@ -146,11 +151,57 @@ static int fmap_reply(char *buf, size_t max)
 		return 512;
 	} else if (!strcmp(m, "error")) {
 		return -EIO;
+	} else if (!strcmp(m, "iext-midpage")) {
+		/* The first of two extents ends inside a page. */
+		h.ext_type = FUSE_FAMFS_EXT_INTERLEAVE;
+		h.nextents = 2;
+		for (i = 0; i < 2; i++) {
+			n += put_ie(buf + n, 2, MIB2, i ? MIB2 : 4097);
+			n += put_se(buf + n, 0, 4 * MIB2 * i, MIB2);
+			n += put_se(buf + n, 0, 4 * MIB2 * i + MIB2, MIB2);
+		}
+	} else if (!strcmp(m, "outofdev")) {
+		n += put_se(buf + n, 0, 64ULL << 30, MIB2);
+	} else if (!strcmp(m, "nodata")) {
+		return -ENODATA;
 	} else {
 		return -ENOSYS;
 	}
 	memcpy(buf, &h, sizeof(h));
 	return n > max ? (int)max : (int)n;
+}
+
+/*
+ * The GET_DAXDEV reply for device @idx into @out; returns its length, or a
+ * negative errno. "good" names daxdev_path; every other mode breaks one
+ * rule the kernel must check.
+ */
+static int daxdev_reply(uint32_t idx, struct fuse_daxdev_out *out)
+{
+	const char *m = daxdev_mode;
+	const char *name = daxdev_path;
+
+	memset(out, 0, sizeof(*out));
+	out->index = idx;
+	if (!strcmp(m, "short"))
+		return 8;
+	if (!strcmp(m, "error"))
+		return -EIO;
+	if (!strcmp(m, "badindex"))
+		out->index = idx + 1;
+	else if (!strcmp(m, "relative"))
+		name = "dev/dax0.0";
+	else if (!strcmp(m, "missing"))
+		name = "/dev/nonexistent-dax";
+	else if (!strcmp(m, "notchr"))
+		name = "/dev";
+	else if (!strcmp(m, "notdax"))
+		name = "/dev/null";
+	if (!strcmp(m, "noterm"))
+		memset(out->name, 'a', sizeof(out->name));
+	else
+		snprintf(out->name, sizeof(out->name), "%s", name);
+	return sizeof(*out);
 }
 
 static void drop_cap_sys_rawio(void)
@@ -348,6 +399,17 @@ static void serve(int fd)
 				reply(fd, ih->unique, 0, f, len);
 			break;
 		}
+		case FUSE_GET_DAXDEV: {
+			struct fuse_get_daxdev_in *in = arg;
+			struct fuse_daxdev_out out;
+			int len = daxdev_reply(in->daxdev_num, &out);
+
+			if (len < 0)
+				reply(fd, ih->unique, len, NULL, 0);
+			else
+				reply(fd, ih->unique, 0, &out, len);
+			break;
+		}
 		case FUSE_STATFS: {
 			struct fuse_statfs_out out;
 
@@ -381,7 +443,7 @@ int main(int argc, char **argv)
 	char opts[128];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:m:FR")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:FR")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -398,6 +460,12 @@ int main(int argc, char **argv)
 		case 'm':
 			fmap_mode = optarg;
 			break;
+		case 'D':
+			daxdev_path = optarg;
+			break;
+		case 'x':
+			daxdev_mode = optarg;
+			break;
 		case 'F':
 			accept_famfs = 1;
 			break;
@@ -409,7 +477,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-F] [-R] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-F] [-R] MNT\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);

@@ -47,3 +47,38 @@ finish() {
 	sync
 	poweroff -f
 }
+
+# famfs_load: famfs_fuse.ko loaded and dax0.0 bound to its famfs_dax
+# driver (unbound from device_dax first); /dev/dax0.0 is then served by
+# famfs_dax.
+famfs_load() {
+	grep -q '^famfs_fuse ' /proc/modules || insmod /lib/modules/famfs_fuse.ko || return 1
+	famfs_bind dax0.0
+}
+
+famfs_bind() {
+	local d=/sys/bus/dax/devices/$1 drv
+	drv=$(readlink "$d/driver" 2>/dev/null)
+	[ "${drv##*/}" = famfs_dax ] && return 0
+	[ -n "$drv" ] && echo "$1" >"$d/driver/unbind"
+	echo "$1" >/sys/bus/dax/drivers/famfs_dax/new_id 2>/dev/null ||
+		echo "$1" >/sys/bus/dax/drivers/famfs_dax/bind
+	drv=$(readlink "$d/driver" 2>/dev/null)
+	[ "${drv##*/}" = famfs_dax ]
+}
+
+# kv KEY FILE: the value of KEY= in a key=value file
+kv() { sed -n "s/^$1=//p" "$2" | head -n1; }
+
+# fmap_spec FILE: the map of a famfs file for "fvt devcmp", from getmap
+fmap_spec() {
+	famfs getmap "$1" | awk '
+		/interleaved extent/ { il = 1; for (i = 1; i <= NF; i++)
+			if ($i == "size") chunk = $(i + 1) }
+		/dev [0-9]+.*offset/ { for (i = 1; i <= NF; i++) {
+			if ($i == "offset") off = $(i + 1)
+			if ($i == "length") len = $(i + 1) }
+			if (il) s = s (n++ ? "," : "") off
+			else s = s (n++ ? "," : "") "s:" off ":" len }
+		END { if (il) print "i:" chunk ":" s; else print s }'
+}
