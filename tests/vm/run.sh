@@ -13,6 +13,9 @@
 #   VM_SMP          guest CPUs (default 1)
 #   VM_KEEP         keep the work directory (logs) and print its path
 #   VM_VERBOSE      copy the guest console to stderr after the run
+#   VM_NVDIMM       size of the guest's NVDIMM backing file (default 3G;
+#                   sparse: only what the guest writes takes host disk)
+#   VM_BENCH        run bench/vm_mmap.sh's guest part instead of the cases
 #
 # Never loads anything into the host's kernel. Needs root only for the
 # chroot build (debootstrap/chroot/mount).
@@ -53,6 +56,19 @@ t0=$(now)
 ko=$top/dkms/build/famfs_fuse.ko
 [ -f "$ko" ] || die "no $ko after the build"
 log "module ready ($(since "$t0") s)"
+# The daemon and tools for the guest: built in the trixie chroot against
+# trixie's libfuse3 and glibc (the host's would not run on the guest's
+# libraries, and vice versa), into build-trixie/ (incremental).
+t0=$(now)
+FAMFS_CHROOT_USERSPACE=1 "$top/scripts/trixie-chroot.sh" sh -c '
+	{ [ -f build-trixie/build.ninja ] ||
+		meson setup build-trixie -Dtests=false -Dfuzz=false; } &&
+	ninja -C build-trixie daemon/fused/famfs-fused daemon/mount/mount.famfs \
+		daemon/tools/famfs daemon/tools/mkfs.famfs' >"$w/userspace.log" 2>&1 || {
+	tail -n 30 "$w/userspace.log" >&2
+	die "building the daemon for the guest failed (log above)"
+}
+log "guest user space ready ($(since "$t0") s)"
 # Host-side check: the daemon's ABI header matches the patched fuse.h.
 abi_ok=0
 "$top/dkms/abi-check.sh" >"$w/abi.log" 2>&1 && abi_ok=1 || cat "$w/abi.log" >&2
@@ -79,6 +95,23 @@ for src in "$here/guest-src/"*.c; do
 	fi
 	cp "$b" "$o/usr/bin/"
 done
+# The daemon, mount helper and CLI (trixie builds) with their trixie
+# libraries and loader, at the paths they have in the chroot. They replace
+# the base's bookworm glibc, which the host's ndctl runs on as well.
+R=$("$top/scripts/trixie-chroot.sh")
+ub="$top/build-trixie/daemon/fused/famfs-fused $top/build-trixie/daemon/mount/mount.famfs
+$top/build-trixie/daemon/tools/famfs $top/build-trixie/daemon/tools/mkfs.famfs"
+for b in $ub; do
+	cp "$b" "$o/usr/bin/"
+done
+# shellcheck disable=SC2086
+"$top/scripts/trixie-chroot.sh" ldd $ub 2>/dev/null |
+	awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | while read -r l; do
+	mkdir -p "$o$(dirname "$l")"
+	cp -L "$R$l" "$o$l"
+done
+mkdir -p "$o/lib64"
+cp -L "$R/lib64/ld-linux-x86-64.so.2" "$o/lib64/"
 chmod +x "$o/init"
 # Concatenated archives: the kernel unpacks them in order. An uncompressed
 # archive is only recognised at a 4-byte aligned offset, so pad the
@@ -90,15 +123,17 @@ head -c "$pad" /dev/zero >>"$w/initrd"
 cat "$w/overlay.cpio" >>"$w/initrd"
 log "initramfs ready ($(since "$t0") s)"
 
-# 3. Boot. The NVDIMM's backing file: sparse, 1 GiB, no labels (the namespace is set up on each boot).
-truncate -s 1G "$w/pmem0.img"
+# 3. Boot. The NVDIMM's backing file: sparse, no labels (the namespace
+# is set up on each boot).
+nvsize=${VM_NVDIMM:-3G}
+truncate -s "$nvsize" "$w/pmem0.img"
 : >"$w/results"
 t0=$(now)
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
 	-machine pc,nvdimm=on -m "${VM_MEM:-1G},slots=2,maxmem=8G" \
-	-object memory-backend-file,id=pmem0,share=on,mem-path="$w/pmem0.img",size=1G,align=2M \
+	-object memory-backend-file,id=pmem0,share=on,mem-path="$w/pmem0.img",size=$nvsize,align=2M \
 	-device nvdimm,memdev=pmem0,id=nvdimm0 \
 	-kernel "$vmlinuz" -initrd "$w/initrd" \
 	-append "console=ttyS0 panic=-1 famfs.test=$cases" \

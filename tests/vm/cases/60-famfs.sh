@@ -1,0 +1,72 @@
+# famfs mode with the real daemon: mkfs.famfs and mount.famfs on /dev/dax0.0
+# (bound to famfs_dax), files with simple and interleaved layouts, data
+# served by the kernel from device memory with no upcalls.
+M=/mnt/famfs
+S=$M/.meta/.status
+export FAMFS_FUSED=/usr/bin/famfs-fused
+mkdir -p $M /opt/famfs
+
+t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "mkfs.famfs /dev/dax0.0" mkfs.famfs -f /dev/dax0.0
+t "mount.famfs in famfs mode (fallback=no)" mount.famfs /dev/dax0.0 $M -o fallback=no
+t "mount type is famfs_fuse" grep -q " $M famfs_fuse " /proc/mounts
+t ".meta/.status says mode=famfs" sh -c ". /tests/lib.sh; cat $S; [ \"\$(kv mode $S)\" = famfs ]"
+# famfs status looks for a ".famfs" subtype in the mount table, but
+# famfs-fused mounts type famfs_fuse without one: show it the subtype
+# through FAMFS_MOUNTS (its test hook) until the daemon mounts
+# famfs_fuse.famfs.
+t "famfs status says famfs mode" sh -c "
+	sed 's/ famfs_fuse / famfs_fuse.famfs /' /proc/mounts >/tmp/mounts
+	FAMFS_MOUNTS=/tmp/mounts famfs status $M | tee /tmp/status
+	grep -Eiq 'mode[ :=]+famfs' /tmp/status"
+# First, while the device is empty: one contiguous 1 GiB file.
+t "famfs creat 1 GiB (2 MiB aligned)" famfs creat -s 1g $M/big1g
+
+t "famfs creat: simple layout, 7 MiB, pattern" famfs creat -s 7m -r -S 11 $M/simple
+t "famfs creat: interleaved -N 4 -B 8 -C 2m, 37 MiB" famfs creat -N 4 -B 8 -C 2m -s 37m -r -S 12 $M/il4
+t "famfs creat: interleaved -N 2 -B 4 -C 4m, 20 MiB" famfs creat -N 2 -B 4 -C 4m -s 20m -r -S 13 $M/il2
+t "famfs mkdir + cp of a host file" sh -c "famfs mkdir $M/d && famfs cp /usr/bin/famfs $M/d/famfs.copy"
+for f in simple il4 il2; do
+	t "$f: famfs verify (the pattern reads back)" famfs verify -S $(case $f in simple) echo 11;; il4) echo 12;; il2) echo 13;; esac) $M/$f
+	t "$f: read(2) == mmap == device bytes at its extents" sh -c ". /tests/lib.sh; m=\$(fmap_spec $M/$f); echo \"map \$m\"; fvt devcmp $M/$f /dev/dax0.0 \"\$m\""
+done
+t "cp copy is byte-exact" cmp /usr/bin/famfs $M/d/famfs.copy
+t "cp copy == device bytes" sh -c ". /tests/lib.sh; fvt devcmp $M/d/famfs.copy /dev/dax0.0 \"\$(fmap_spec $M/d/famfs.copy)\""
+t "famfs chkread (read vs mmap)" famfs chkread $M/il4
+
+# No upcalls: fault in and read a whole 256 MiB file through mmap.
+t "famfs creat 256 MiB" famfs creat -s 256m $M/big256
+t "no upcalls while faulting in and reading 256 MiB by mmap" fvt mmapread $M/big256 $S
+t "256 MiB by mmap took PMD faults (<= 128 + 16)" sh -c "
+	fvt touch $M/big256 $S | tee /tmp/touch256; f=\$(sed -n 's/.* faults=\([0-9]*\).*/\1/p' /tmp/touch256); [ \$f -le 144 ]"
+t "1 GiB by mmap: <= 512 + 16 faults, no upcalls" sh -c "
+	fvt touch $M/big1g $S | tee /tmp/touch1g; f=\$(sed -n 's/.* faults=\([0-9]*\).*/\1/p' /tmp/touch1g); [ \$f -le 528 ]"
+
+# Writes land in device memory.
+t "write(2) into the simple file" fvt pwrite $M/simple 4096 100000 21
+t "write(2) data reads back" fvt check $M/simple 4096 100000 21
+t "write(2) data is in the device at the file's extent" sh -c "
+	off=\$(famfs getmap $M/simple | awk '/offset/ {for (i=1;i<=NF;i++) if (\$i==\"offset\") {print \$(i+1); exit}}')
+	fvt devcheck /dev/dax0.0 \$((off + 4096)) 100000 21 4096"
+t "shared mapping write into the interleaved file" fvt mwrite $M/il4 5000000 3000000 22
+t "mapping write reads back with read(2)" fvt check $M/il4 5000000 3000000 22
+t "il4 still == device bytes after both writes" sh -c ". /tests/lib.sh; fvt devcmp $M/il4 /dev/dax0.0 \"\$(fmap_spec $M/il4)\""
+t "write at the end of a file: ENOSPC" sh -c "fvt expect ENOSPC write-end $M/simple"
+
+# Documented errors.
+t "famfs creat victim" famfs creat -s 4m -r -S 3 $M/victim
+t "open O_TRUNC: EPERM" fvt expect EPERM otrunc $M/victim
+t "fallocate: EOPNOTSUPP" fvt expect EOPNOTSUPP falloc $M/victim
+# The VFS serves splice reads of DAX files by copy_splice_read() through
+# read_iter (->splice_read is not called): a plain, correct copy.
+t "splice read: served as a copy through read_iter" fvt expect 0 splice-read $M/victim
+t "splice write: EIO" fvt expect EIO splice-write $M/victim
+t "victim intact after refused calls" famfs verify -S 3 $M/victim
+t "ftruncate to another size: EPERM" fvt expect EPERM ftrunc $M/victim
+t "file in error after the size change: read EIO" fvt expect EIO read $M/victim
+t "file in error after the size change: mmap SIGBUS" fvt expect SIGBUS mmapread $M/victim
+t "other files unaffected" famfs verify -S 13 $M/il2
+t "readdir of the mount" sh -c "ls -la $M $M/d"
+t "daemon answered GET_FMAP and GET_DAXDEV" sh -c ". /tests/lib.sh; cat $S; [ \$(kv get_fmap $S) -ge 8 ] && [ \$(kv get_daxdev $S) -ge 1 ]"
+t "unmount" umount $M
+t "kernel log clean after famfs tests" dmesg_clean

@@ -1,0 +1,46 @@
+# Mappings outlive the mount and the daemon: lazy unmount with a file
+# still mapped, the daemon killed (SIGKILL) while a file is mapped, and
+# the module unloads once everything is gone.
+M=/mnt/famfs
+S=$M/.meta/.status
+export FAMFS_FUSED=/usr/bin/famfs-fused
+
+# wait_gone PID: wait (up to 10 s) until PID has exited.
+wait_gone() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		[ $i -ge 100 ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "mount.famfs again (the famfs persists)" mount.famfs /dev/dax0.0 $M -o fallback=no
+t "files are still there" famfs verify -S 13 $M/il2
+pid=$(kv pid $S)
+famfs creat -s 16m -r -S 31 $M/held >/dev/console 2>&1
+rm -f /tmp/r1 /tmp/g1
+fvt holdmap $M/held /tmp/r1 /tmp/g1 >/tmp/h1 2>&1 &
+h1=$!
+t "a process holds $M/held mapped" wait_for /tmp/r1 20
+t "umount while mapped: busy" sh -c "! umount $M"
+t "lazy unmount while mapped" umount -l $M
+t "mapping still reads the same after the unmount" sh -c "
+	touch /tmp/g1; wait $h1 2>/dev/null; while kill -0 $h1 2>/dev/null; do sleep 0.1; done
+	cat /tmp/h1; grep -q ' same' /tmp/h1"
+t "daemon exits once the last mapping is gone" wait_gone "$pid"
+
+t "mount.famfs for the daemon-kill test" mount.famfs /dev/dax0.0 $M -o fallback=no
+pid=$(kv pid $S)
+rm -f /tmp/r2 /tmp/g2
+fvt holdmap $M/held /tmp/r2 /tmp/g2 >/tmp/h2 2>&1 &
+h2=$!
+t "a process holds $M/held mapped" wait_for /tmp/r2 20
+t "daemon killed with SIGKILL" sh -c "kill -9 $pid && sleep 0.3 && ! kill -0 $pid 2>/dev/null"
+t "mapped file keeps working without the daemon" sh -c "
+	touch /tmp/g2; while kill -0 $h2 2>/dev/null; do sleep 0.1; done
+	cat /tmp/h2; grep -q ' same' /tmp/h2"
+t "unmount after the daemon died" umount $M
+t "module unloads after unmount" sh -c "sleep 0.3; rmmod famfs_fuse"
+t "kernel log clean after lifecycle tests" dmesg_clean

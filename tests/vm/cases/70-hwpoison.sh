@@ -1,0 +1,26 @@
+# A memory error on a famfs file's page (madvise MADV_HWPOISON): the
+# process that had it mapped gets SIGBUS, the device is marked failed,
+# further access to its files fails cleanly, the kernel stays up and the
+# mount unmounts.
+M=/mnt/famfs
+S=$M/.meta/.status
+export FAMFS_FUSED=/usr/bin/famfs-fused
+
+t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no
+t "famfs creat a file to poison" famfs creat -s 8m -r -S 41 $M/poison
+t "files readable before the error" sh -c "famfs verify -S 41 $M/poison && famfs verify -S 13 $M/il2"
+dmesg -c >/dev/console
+t "MADV_HWPOISON on a mapped famfs page: SIGBUS" fvt hwpoison $M/poison 0x100000
+t "the kernel logged the memory error and failed the device" sh -c "
+	dmesg | grep -E 'famfs|Memory failure|memory failure'; dmesg | grep -q 'device failed'"
+t "famfs_health reports the failure" sh -c "
+	cat /sys/bus/dax/devices/dax0.0/famfs_health; grep -q '^failed' /sys/bus/dax/devices/dax0.0/famfs_health"
+t "read(2) of the poisoned file: EIO" fvt expect EIO read $M/poison
+t "read(2) of another file on the device: EIO" fvt expect EIO read $M/il2
+t "write(2) to a file on the device: EIO" fvt expect EIO write $M/il2
+t "new mapping of a file on the device: SIGBUS" fvt expect SIGBUS mmapread $M/il4
+t "the daemon still answers (metadata)" sh -c "cat $S >/dev/null && ls $M >/dev/null"
+t "unmount after the memory error" umount $M
+t "module unloads after the memory error" sh -c "sleep 0.3; rmmod famfs_fuse"
+t "kernel log clean after the memory error" dmesg_clean
