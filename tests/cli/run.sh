@@ -16,6 +16,7 @@ MKFS=$BUILD_DIR/daemon/tools/mkfs.famfs
 FUSED=$BUILD_DIR/daemon/fused/famfs-fused
 MOUNT_HELPER=$BUILD_DIR/daemon/mount/mount.famfs
 PY=/usr/bin/python3
+CMD_TIMEOUT=${CMD_TIMEOUT:-60}	# seconds any one command may take
 
 if [ ! -x "$FAMFS" ] || [ ! -x "$MKFS" ]; then
 	echo "not ok - cli tier: $FAMFS or $MKFS is missing (build with: meson setup $BUILD_DIR && ninja -C $BUILD_DIR)"
@@ -59,8 +60,14 @@ notok() {
 run() {
 	local want=$1
 	shift
-	"$@" >"$OUT" 2>"$ERR"
+	[ "$1" = F ] && set -- "$FAMFS" "${@:2}"
+	# A hung daemon must fail a case, not hang the tier.
+	timeout -k 5 "$CMD_TIMEOUT" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
+	if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then
+		echo "# $*: no answer within $CMD_TIMEOUT s (killed)"
+		return 1
+	fi
 	# a sanitizer build may exit with the very status we expect
 	if grep -q "Sanitizer\|runtime error:" "$ERR"; then
 		echo "# $*: sanitizer report"
