@@ -39,7 +39,7 @@ key=$( {
 	echo "$kver"
 	cat "$0" "$here/modules"
 	md5sum "$bb" $bins
-	for b in $bins; do ldd "$b"; done
+	for b in $bins; do ldd "$b" | sed "s/ (0x[0-9a-f]*)//"; done
 } | md5sum | cut -d' ' -f1)
 if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	exit 0

@@ -15,7 +15,8 @@
 #   VM_VERBOSE      copy the guest console to stderr after the run
 #   VM_NVDIMM       size of the guest's NVDIMM backing file (default 3G;
 #                   sparse: only what the guest writes takes host disk)
-#   VM_BENCH        run bench/vm_mmap.sh's guest part instead of the cases
+#   VM_EXTRA_CASES  a directory of more case files for the guest (e.g.
+#                   bench/vm); name them in CASE to run them
 #
 # Never loads anything into the host's kernel. Needs root only for the
 # chroot build (debootstrap/chroot/mount).
@@ -83,6 +84,7 @@ mkdir -p "$o/tests/cases" "$o/lib/modules"
 cp "$here/guest/init" "$o/init"
 cp "$here/guest/lib.sh" "$o/tests/"
 cp "$here/cases/"*.sh "$o/tests/cases/"
+[ -z "${VM_EXTRA_CASES:-}" ] || cp "$VM_EXTRA_CASES"/*.sh "$o/tests/cases/"
 cp "$ko" "$o/lib/modules/"
 # Guest helper programs (tests/vm/guest-src/*.c), static, built here.
 mkdir -p "$o/usr/bin" "$C/vm/bin"
@@ -149,7 +151,7 @@ log "guest ran $(since "$t0") s (qemu exit $qrc)"
 tr -d '\r' <"$w/results" >"$w/results.txt"
 pass=$(grep -c '^ok ' "$w/results.txt" || true)
 fail=$(grep -c '^not ok ' "$w/results.txt" || true)
-grep -E '^(ok|not ok) ' "$w/results.txt" || true
+grep -E '^(ok|not ok) |^# bench' "$w/results.txt" || true
 if ! grep -q '^# done' "$w/results.txt"; then
 	fail=$((fail + 1))
 	echo "not ok - guest did not finish (qemu exit $qrc, timeout ${timeout_s}s)"
