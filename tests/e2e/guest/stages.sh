@@ -1,0 +1,277 @@
+#!/bin/sh
+# Guest side of the e2e tier. famfs-e2e-runner (in the image) runs
+# /run/e2e/stage.sh, which the host writes as `sh stages.sh STAGE`; each
+# stage is one boot of the same disk. Every check prints
+#   ok - CASE: what           or           not ok - CASE: what
+# (with the failing command's output before it); the host folds them into
+# one line per case. The share is /run/e2e: debs/cur, debs/next, data/.
+set -u
+
+S=/run/e2e
+MNT=/mnt/famfs
+DEV=/dev/dax0.0
+FSTAB_LINE="$DEV $MNT fuse.famfs defaults,nofail 0 0"
+CONF=/etc/famfs/famfs.conf
+CONF_MARK="# famfs-e2e: local edit kept across upgrades"
+# The data the tests write, all in the first HASH_MB MiB of the device.
+HASH_MB=96
+
+export DEBIAN_FRONTEND=noninteractive
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+tmp=$(mktemp)
+now() { date +%s; }
+
+# t CASE "what" CMD...: run CMD, report it.
+t() {
+	c=$1 what=$2
+	shift 2
+	if "$@" >"$tmp" 2>&1; then
+		echo "ok - $c: $what"
+	else
+		rc=$?
+		sed 's/^/#   /' "$tmp" | tail -n 40
+		echo "not ok - $c: $what (exit $rc)"
+	fi
+}
+note() { echo "# $*"; }
+
+wait_for() { # PATH SECONDS
+	i=0
+	while [ ! -e "$1" ] && [ "$i" -lt "$(($2 * 5))" ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	[ -e "$1" ]
+}
+
+# The nvdimm's drivers; /dev/dax0.0 once a namespace exists.
+dax_up() {
+	modprobe -a nd_pmem dax_pmem device_dax 2>/dev/null
+	udevadm settle -t 30
+	wait_for $DEV 20
+}
+
+# sha256 of the first HASH_MB MiB of the device, read with mmap (a devdax
+# node supports nothing else).
+dev_hash() {
+	python3 - "$DEV" "$HASH_MB" <<'EOF'
+import hashlib, mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = int(sys.argv[2]) << 20
+m = mmap.mmap(fd, n, mmap.MAP_SHARED, mmap.PROT_READ)
+h = hashlib.sha256()
+for off in range(0, n, 2 << 20):
+    h.update(m[off:off + (2 << 20)])
+print(h.hexdigest())
+EOF
+}
+
+# sha256 of a file read through mmap.
+mmap_hash() {
+	python3 - "$1" <<'EOF'
+import hashlib, mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+print(hashlib.sha256(m[:]).hexdigest())
+EOF
+}
+
+mount_mode() {
+	famfs status --json $MNT 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["mounts"][0]["mode"])'
+}
+
+# Wait until systemd is done with the fstab mount (active, or failed).
+wait_mount_settled() {
+	i=0
+	while [ $i -lt 180 ]; do
+		st=$(systemctl show -P ActiveState mnt-famfs.mount 2>/dev/null)
+		case $st in active|failed) break ;; esac
+		# Not queued at all (inactive, no job): nothing will come.
+		[ "$st" = inactive ] && [ -z "$(systemctl list-jobs --no-legend mnt-famfs.mount 2>/dev/null)" ] &&
+			[ $i -gt 10 ] && break
+		sleep 1
+		i=$((i + 1))
+	done
+	note "mnt-famfs.mount: $(systemctl show -P ActiveState mnt-famfs.mount) after ${i}s"
+}
+
+show_mount_state() {
+	note "--- findmnt $MNT"
+	findmnt $MNT 2>&1 | sed 's/^/#   /'
+	note "--- systemctl status mnt-famfs.mount"
+	systemctl status --no-pager -n 15 mnt-famfs.mount 2>&1 | sed 's/^/#   /'
+}
+
+mounted_famfs() { findmnt -n -o FSTYPE $MNT | grep -q famfs; }
+
+kernel_mode() {
+	m=$(mount_mode)
+	echo "mode: ${m:-unknown}"
+	[ "$m" = famfs ]
+}
+
+# The files every later boot verifies.
+check_data() { # CASE
+	t "$1" "file a verifies (famfs verify, mmap)" famfs verify -S 42 -f $MNT/a
+	t "$1" "file d/b verifies (famfs verify, mmap)" famfs verify -S 7 -f $MNT/d/b
+	h=$(mmap_hash $MNT/blob 2>&1 | tail -n 1)
+	t "$1" "file blob read via mmap is byte-exact" \
+		test "$h" = "$(cat $S/data/blob.sha256)"
+	t "$1" "read(2) and mmap agree on blob" famfs chkread $MNT/blob
+}
+
+# Files and directories the famfs package owns (units, udev, modules-load).
+pkg_units() { dpkg -L famfs 2>/dev/null | grep -E '/systemd/system/|/udev/rules.d/|/modules-load.d/' | grep -v '/$'; }
+
+stage_install() {
+	c=install
+	mkdir -p /root/debs
+	cp $S/debs/cur/*.deb /root/debs/
+	rm -f /root/debs/famfs-dbgsym_*.deb
+	t0=$(now)
+	t $c "apt installs famfs and famfs-dkms offline" \
+		sh -c 'cd /root/debs && apt-get install -y --no-install-recommends ./famfs_*.deb ./famfs-dkms_*.deb'
+	note "apt install took $(($(now) - t0)) s (includes the DKMS build)"
+	kv=$(uname -r)
+	note "$(dkms status 2>&1)"
+	t $c "dkms built and installed famfs-fuse for $kv" \
+		sh -c "dkms status -m famfs-fuse | grep -q '$kv.*installed'"
+	t $c "famfs_fuse.ko is installed for $kv" sh -c "modinfo -k $kv -n famfs_fuse | grep -q '^/lib/modules/$kv/\|^/usr/lib/modules/$kv/'"
+	t $c "modprobe famfs_fuse" modprobe famfs_fuse
+	t $c "/dev/famfs-fuse appears" sh -c "udevadm settle -t 10; [ -c /dev/famfs-fuse ] || { sleep 3; [ -c /dev/famfs-fuse ]; }"
+	t $c "the tools run" sh -c 'famfs --version && mkfs.famfs --help >/dev/null'
+
+	# Device and fstab for the next boots (part of the fstab case).
+	c=fstab
+	dax_up
+	if [ ! -e $DEV ]; then
+		t $c "label the nvdimm and make a devdax namespace" sh -c '
+			ndctl disable-region region0 &&
+			ndctl init-labels -f nmem0 &&
+			ndctl enable-region region0 &&
+			ndctl create-namespace -r region0 -m devdax -a 2M'
+		udevadm settle -t 30
+	fi
+	t $c "$DEV exists" wait_for $DEV 20
+	t $c "mkfs.famfs $DEV" mkfs.famfs -f $DEV
+	mkdir -p $MNT
+	grep -q " $MNT " /etc/fstab 2>/dev/null || echo "$FSTAB_LINE" >>/etc/fstab
+	t $c "fstab has: $FSTAB_LINE" grep -qx "$FSTAB_LINE" /etc/fstab
+}
+
+stage_fstab() {
+	c=fstab
+	wait_mount_settled
+	show_mount_state
+	t $c "$MNT is mounted from fstab at boot" mounted_famfs
+	t $c "the mount runs in famfs (kernel) mode" kernel_mode
+	t $c "famfs mkdir" famfs mkdir $MNT/d
+	t $c "famfs creat -r (8 MiB, seed 42)" famfs creat -r -S 42 -s 8m $MNT/a
+	t $c "famfs creat -r (3 MiB, seed 7)" famfs creat -r -S 7 -s 3m $MNT/d/b
+	t $c "famfs cp of a 5 MiB blob" famfs cp $S/data/blob $MNT/blob
+	check_data $c
+	t $c "files are mapped by the log (famfs check)" famfs check $MNT
+
+	c=status
+	if [ ! -e $S/units-packaged ]; then
+		note "units not packaged yet: status checks skipped by the host"
+	fi
+	systemctl status --no-pager -n 20 famfs >"$S/out/status.txt" 2>&1
+	note "--- systemctl status famfs"
+	sed 's/^/#   /' "$S/out/status.txt"
+	t $c "systemctl status famfs is active" systemctl is-active famfs
+	t $c "systemctl status famfs shows $MNT" grep -q "$MNT" "$S/out/status.txt"
+	t $c "journalctl -u 'famfs*' has the daemon's logs" \
+		sh -c "journalctl -b --no-pager -u 'famfs*' | grep -q famfs-fused"
+	t $c "famfs status: healthy" famfs status $MNT
+}
+
+stage_persist() {
+	c=persist
+	wait_mount_settled
+	show_mount_state
+	t $c "$MNT is mounted again after reboot" mounted_famfs
+	t $c "the mount runs in famfs (kernel) mode" kernel_mode
+	t $c "all three files are listed" sh -c "ls $MNT/a $MNT/d/b $MNT/blob"
+	check_data $c
+	t $c "famfs fsck $MNT is clean" famfs fsck $MNT
+
+	# Upgrade N -> N+1 with the file system mounted and a config edit.
+	c=upgrade
+	t $c "$CONF is shipped" test -f $CONF
+	[ -f $CONF ] && echo "$CONF_MARK" >>$CONF
+	pid0=$(pgrep -o famfs-fused || true)
+	note "daemon pid before the upgrade: ${pid0:-none}"
+	old=$(dpkg-query -W -f='${Version}' famfs)
+	mkdir -p /root/debs-next
+	cp $S/debs/next/*.deb /root/debs-next/
+	rm -f /root/debs-next/famfs-dbgsym_*.deb
+	t0=$(now)
+	t $c "apt installs N+1 over N offline" \
+		sh -c 'cd /root/debs-next && apt-get install -y --no-install-recommends -o Dpkg::Options::=--force-confold ./famfs_*.deb ./famfs-dkms_*.deb'
+	note "apt upgrade took $(($(now) - t0)) s (includes the DKMS build)"
+	new=$(dpkg-query -W -f='${Version}' famfs)
+	note "famfs $old -> $new"
+	t $c "famfs and famfs-dkms are at N+1" sh -c "
+		[ '$new' = \"\$(cat $S/debs/next-version)\" ] &&
+		[ \"\$(dpkg-query -W -f='\${Version}' famfs-dkms)\" = '$new' ]"
+	kv=$(uname -r)
+	note "$(dkms status 2>&1)"
+	t $c "dkms rebuilt famfs-fuse $new for $kv" sh -c "dkms status -m famfs-fuse -v '$new' | grep -q '$kv.*installed'"
+	t $c "dkms no longer has $old" sh -c "! dkms status -m famfs-fuse -v '$old' | grep -q ."
+	t $c "config edit kept in $CONF" grep -qxF "$CONF_MARK" $CONF
+	t $c "no .dpkg-dist/.dpkg-new config left" sh -c '! ls /etc/famfs/*.dpkg-* 2>/dev/null | grep -q .'
+	wait_mount_settled
+	pid1=$(pgrep -o famfs-fused || true)
+	note "daemon pid after the upgrade: ${pid1:-none}"
+	t $c "the daemon was restarted" sh -c "[ -n '$pid1' ] && [ '$pid0' != '$pid1' ]"
+	t $c "the mount works again after the upgrade" mounted_famfs
+	check_data $c
+}
+
+stage_upgraded() {
+	c=upgrade
+	wait_mount_settled
+	show_mount_state
+	kv=$(uname -r)
+	t $c "after reboot the loaded famfs_fuse is the N+1 build" sh -c "
+		[ \"\$(cat /sys/module/famfs_fuse/srcversion 2>/dev/null || modinfo -F srcversion famfs_fuse)\" = \"\$(modinfo -k $kv -F srcversion famfs_fuse)\" ] &&
+		modinfo -k $kv -n famfs_fuse && lsmod | grep -q '^famfs_fuse '"
+	t $c "after reboot $MNT is mounted in famfs (kernel) mode" kernel_mode
+	check_data $c
+	t $c "config edit still in $CONF" grep -qxF "$CONF_MARK" $CONF
+
+	# Remove and purge.
+	c=remove
+	umount $MNT 2>/dev/null || true
+	t $c "$MNT unmounted before removal" sh -c "! mountpoint -q $MNT"
+	dax_up
+	h0=$(dev_hash)
+	note "device hash (first $HASH_MB MiB) before purge: $h0"
+	units=$(pkg_units)
+	note "units/rules shipped by famfs: $(echo $units)"
+	t $c "apt purge famfs famfs-dkms" apt-get purge -y famfs famfs-dkms
+	t $c "both packages are gone" sh -c "! dpkg-query -W -f='\${Status}\n' famfs famfs-dkms 2>/dev/null | grep -q installed"
+	t $c "no famfs_fuse.ko left under /lib/modules" sh -c "! find /lib/modules/ /usr/lib/modules/ -name 'famfs_fuse.ko*' | grep ."
+	t $c "dkms has no famfs-fuse" sh -c "! dkms status -m famfs-fuse | grep -q .; ! ls -d /usr/src/famfs-fuse-* /var/lib/dkms/famfs-fuse 2>/dev/null | grep -q ."
+	t $c "famfs_fuse not loaded (or unloads)" sh -c "! lsmod | grep -q '^famfs_fuse ' || modprobe -r famfs_fuse || rmmod famfs_fuse"
+	t $c "no famfs units, udev rules or modules-load files left" sh -c "
+		for f in $units; do [ ! -e \"\$f\" ] || { echo \"left: \$f\"; exit 1; }; done
+		! systemctl list-unit-files --no-legend 'famfs*' | grep .
+		! ls /etc/systemd/system/*/famfs* /etc/systemd/system/famfs* 2>/dev/null | grep ."
+	t $c "/etc/famfs is gone after purge" test ! -e /etc/famfs
+	t $c "no famfs programs left" sh -c '! command -v famfs && ! command -v famfs-fused && ! ls /sbin/mount.famfs /usr/sbin/mount.famfs 2>/dev/null'
+	h1=$(dev_hash)
+	note "device hash after purge: $h1"
+	t $c "data on $DEV untouched by removal" test -n "$h0" -a "$h0" = "$h1"
+}
+
+case ${1:-} in
+install|fstab|persist|upgraded) "stage_$1" ;;
+*) echo "stages.sh: unknown stage ${1:-}" >&2; exit 2 ;;
+esac
+rm -f "$tmp"
+echo "# stage ${1} done"

@@ -1,0 +1,192 @@
+#!/bin/sh
+# e2e case "rpm": no RPM-based distribution is reachable from here, so the
+# RPMs are built on this Debian host (scripts/build-packages.sh rpm) and
+# checked with Debian's rpm against a scratch database:
+#   - metadata: names, version from VERSION, architectures;
+#   - file lists: the tools, daemon, mount helpers and man pages; the DKMS
+#     tree (dkms.conf stamped with the version, build scripts, every patch
+#     in the series); units/udev/modules-load files once units/ has them;
+#     /etc/famfs/famfs.conf as %config(noreplace);
+#   - dependencies: what each package Requires (and nothing from Debian);
+#   - scriptlets: syntax, and run against a stub `dkms` that records its
+#     arguments (add/install on %post, remove on %preun; a failing dkms
+#     does not fail the transaction);
+#   - install, upgrade N -> N+1 and erase with `rpm --root SCRATCH`
+#     (--nodeps: the scratch root provides nothing; --noscripts: it has no
+#     /bin/sh; the scriptlets are exercised separately as above).
+# Not tested: dependency resolution by dnf/yum against a real Fedora/EL
+# repository, the scriptlets running dkms for real on an RPM system, and
+# systemd presets on such a system.
+#
+#   tests/e2e/rpm-check.sh [OUTDIR]      (default <repo>/build-e2e/rpm)
+# Prints ok/not ok lines; exits non-zero on a failure.
+set -u
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$top/build-e2e/rpm}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+fails=0
+tmp=$(mktemp)
+R=$out/scratch-root
+trap 'rm -f "$tmp"' EXIT
+
+t() { # WHAT CMD...
+	what=$1
+	shift
+	if "$@" >"$tmp" 2>&1; then
+		echo "ok - $what"
+	else
+		sed 's/^/#   /' "$tmp" | tail -n 30
+		echo "not ok - $what"
+		fails=$((fails + 1))
+	fi
+}
+skip() { echo "ok - $1 # SKIP $2"; }
+
+V=$(git -C "$top" show HEAD:VERSION)
+# N: this tree. N+1: a scratch clone with VERSION's last number bumped.
+rm -rf "$out/cur" "$out/next" "$out/next-src"
+t "rpmbuild famfs $V" sh -c "'$top/scripts/build-packages.sh' rpm '$out/cur' >'$out/cur.log' 2>&1 || { tail -n 30 '$out/cur.log'; exit 1; }"
+N=$(echo "$V" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
+git clone -q --shared --no-checkout "$top" "$out/next-src" &&
+	git -C "$out/next-src" checkout -q --detach "$(git -C "$top" rev-parse HEAD)" &&
+	rm -rf "$out/next-src/packaging" && cp -a "$top/packaging" "$out/next-src/packaging" &&
+	echo "$N" >"$out/next-src/VERSION" &&
+	git -C "$out/next-src" -c user.name=famfs-e2e -c user.email=famfs-e2e@localhost commit -q -m "e2e: $N" VERSION
+t "rpmbuild famfs $N (upgrade test build)" sh -c "'$out/next-src/scripts/build-packages.sh' rpm '$out/next' >'$out/next.log' 2>&1 || { tail -n 30 '$out/next.log'; exit 1; }"
+
+main=$(ls "$out"/cur/rpm/RPMS/*/famfs-"$V"-*.rpm 2>/dev/null | head -n1)
+dk=$(ls "$out"/cur/rpm/RPMS/*/famfs-dkms-"$V"-*.rpm 2>/dev/null | head -n1)
+main2=$(ls "$out"/next/rpm/RPMS/*/famfs-"$N"-*.rpm 2>/dev/null | head -n1)
+dk2=$(ls "$out"/next/rpm/RPMS/*/famfs-dkms-"$N"-*.rpm 2>/dev/null | head -n1)
+if [ -z "$main" ] || [ -z "$dk" ]; then
+	echo "not ok - both RPMs (famfs, famfs-dkms) were built"
+	exit 1
+fi
+q() { rpm -qp "$@" 2>/dev/null; }
+
+# --- metadata
+t "famfs: name, version $V, arch x86_64" \
+	test "$(q --qf '%{NAME} %{VERSION} %{ARCH}' "$main")" = "famfs $V x86_64"
+t "famfs-dkms: name, version $V, noarch" \
+	test "$(q --qf '%{NAME} %{VERSION} %{ARCH}' "$dk")" = "famfs-dkms $V noarch"
+t "both have a license and summary" sh -c "
+	for r in '$main' '$dk'; do
+		[ -n \"\$(rpm -qp --qf '%{LICENSE}' \"\$r\")\" ] && [ -n \"\$(rpm -qp --qf '%{SUMMARY}' \"\$r\")\" ] || exit 1
+	done"
+
+# --- file lists
+q -l "$main" >"$out/famfs.files"
+q -l "$dk" >"$out/famfs-dkms.files"
+for f in /usr/bin/famfs /usr/sbin/famfs-fused /usr/sbin/mkfs.famfs \
+	/usr/sbin/mount.famfs /usr/sbin/mount.fuse.famfs; do
+	t "famfs ships $f" grep -qx "$f" "$out/famfs.files"
+done
+t "mount.fuse.famfs is a symlink to mount.famfs" \
+	sh -c "rpm -qp --dump '$main' | awk '\$1 == \"/usr/sbin/mount.fuse.famfs\" { print \$11 }' | grep -qx mount.famfs"
+# What the packages are built from: the committed tree (HEAD).
+head_() { git -C "$top" show "HEAD:$1"; }
+for m in $(git -C "$top" ls-tree --name-only HEAD man/ | sed -n 's|^man/\(.*\.[0-9]\)$|\1|p'); do
+	t "famfs ships the man page $m" grep -q "/usr/share/man/man${m##*.}/$m" "$out/famfs.files"
+done
+t "famfs ships /etc/famfs/famfs.conf as %config(noreplace)" \
+	sh -c "rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' '$main' | grep -Eq '^/etc/famfs/famfs.conf [a-z]*c[a-z]*n'"
+units=$(find "$top/units" -type f ! -name README.md ! -name '*.md' 2>/dev/null)
+if [ -z "$units" ]; then
+	skip "famfs ships the systemd units, udev rules and modules-load files" "units not packaged yet (units/ has no files)"
+	skip "famfs scriptlets enable/disable the units (systemd-rpm-macros)" "units not packaged yet"
+else
+	for u in $units; do
+		b=$(basename "$u")
+		t "famfs ships $b" grep -q "/$b\$" "$out/famfs.files"
+	done
+	t "famfs scriptlets enable/disable the units (systemd-rpm-macros)" \
+		sh -c "rpm -qp --scripts '$main' | grep -q 'systemctl\|systemd-update-helper'"
+fi
+d=/usr/src/famfs-fuse-$V
+for f in dkms.conf build.sh rename.sh source-files patches/series; do
+	t "famfs-dkms ships $d/$f" grep -qx "$d/$f" "$out/famfs-dkms.files"
+done
+for p in $(head_ dkms/patches/series | grep -v '^[[:space:]]*\(#\|$\)'); do
+	t "famfs-dkms ships patch $p" grep -qx "$d/patches/$p" "$out/famfs-dkms.files"
+done
+t "famfs-dkms ships nothing outside $d" sh -c "! grep -v '^$d' '$out/famfs-dkms.files'"
+
+# --- install into a scratch root (payload and database), verify, upgrade, erase
+rm -rf "$R"
+mkdir -p "$R"
+rpm --root "$R" --initdb 2>/dev/null
+t "rpm --root: install famfs and famfs-dkms $V" \
+	rpm --root "$R" -ivh --nodeps --noscripts "$main" "$dk"
+t "rpm --root -V: installed files verify" rpm --root "$R" -V --nodeps famfs famfs-dkms
+t "dkms.conf in the scratch root has PACKAGE_VERSION=\"$V\" and PACKAGE_NAME=\"famfs-fuse\"" \
+	sh -c "grep -qx 'PACKAGE_VERSION=\"$V\"' '$R$d/dkms.conf' && grep -qx 'PACKAGE_NAME=\"famfs-fuse\"' '$R$d/dkms.conf'"
+t "the installed dkms tree matches dkms/ of HEAD" sh -c "
+	for f in build.sh rename.sh source-files patches/series; do
+		git -C '$top' show HEAD:dkms/\$f | cmp - '$R$d/'\$f || exit 1
+	done"
+conf=$R/etc/famfs/famfs.conf
+[ -f "$conf" ] && echo "# rpm-check: local edit" >>"$conf"
+if [ -n "$main2" ] && [ -n "$dk2" ]; then
+	t "rpm --root: upgrade to $N" rpm --root "$R" -Uvh --nodeps --noscripts "$main2" "$dk2"
+	t "after the upgrade only $N is installed" \
+		sh -c "[ \"\$(rpm --root '$R' -q --qf '%{VERSION}\n' famfs famfs-dkms | sort -u)\" = '$N' ]"
+	t "the upgrade replaced the dkms tree ($d gone, -$N present)" \
+		sh -c "[ ! -e '$R$d' ] && [ -f '$R/usr/src/famfs-fuse-$N/dkms.conf' ]"
+	if [ -f "$conf" ]; then
+		t "the upgrade kept the edit in /etc/famfs/famfs.conf" grep -qx "# rpm-check: local edit" "$conf"
+	else
+		echo "#   /etc/famfs/famfs.conf not shipped: nothing to keep"
+		echo "not ok - the upgrade kept the edit in /etc/famfs/famfs.conf (not shipped)"
+		fails=$((fails + 1))
+	fi
+fi
+t "rpm --root: erase both" rpm --root "$R" -e --nodeps --noscripts famfs famfs-dkms
+t "after erase no famfs files are left" sh -c "
+	! find '$R' -path '$R/var' -prune -o \( -name 'famfs*' -o -name 'mkfs.famfs' -o -name 'mount.*famfs' \) -print | grep .
+	! ls -d '$R'/usr/src/famfs-fuse-* 2>/dev/null | grep ."
+
+# --- dependencies
+q -R "$main" | grep -v '^rpmlib(' | sort -u >"$out/famfs.requires"
+q -R "$dk" | grep -v '^rpmlib(' | sort -u >"$out/famfs-dkms.requires"
+sed 's/^/#   famfs requires: /' "$out/famfs.requires" | grep -v GLIBC
+sed 's/^/#   famfs-dkms requires: /' "$out/famfs-dkms.requires"
+t "famfs requires fuse3 and libfuse3.so.3" sh -c "
+	grep -qx fuse3 '$out/famfs.requires' && grep -q '^libfuse3.so.3()(64bit)' '$out/famfs.requires'"
+t "famfs requires only sonames, fuse3 and rtld (nothing Debian-specific)" sh -c "
+	! grep -Ev '^(fuse3|rtld\\(GNU_HASH\\)|/bin/sh|systemd.*|lib[a-z0-9_.+-]+\\.so\\.[0-9]+.*|ld-linux-x86-64\\.so\\.2.*)\$' '$out/famfs.requires'"
+t "famfs-dkms requires dkms, kernel-devel, patch, xz and /bin/sh" sh -c "
+	for r in dkms kernel-devel patch xz /bin/sh; do grep -qx \"\$r\" '$out/famfs-dkms.requires' || { echo missing \$r; exit 1; }; done"
+t "famfs-dkms recommends famfs of the same version" sh -c "
+	rpm -qp --recommends '$dk' 2>/dev/null | grep -q '^famfs = $V'"
+
+# --- scriptlets of famfs-dkms against a stub dkms
+S=$out/stub
+rm -rf "$S"
+mkdir -p "$S/bin"
+cat >"$S/bin/dkms" <<'EOF'
+#!/bin/sh
+echo "$*" >>"$STUB_LOG"
+exit "${STUB_RC:-0}"
+EOF
+chmod +x "$S/bin/dkms"
+q --qf '%{POSTIN}' "$dk" >"$S/post"
+q --qf '%{PREUN}' "$dk" >"$S/preun"
+t "famfs-dkms scriptlets are valid sh" sh -c "sh -n '$S/post' && sh -n '$S/preun'"
+t "%post runs dkms add, then dkms install, for famfs-fuse $V" sh -c "
+	: >'$S/log'; STUB_LOG='$S/log' PATH='$S/bin':\$PATH sh '$S/post' 1 &&
+	sed -n 1p '$S/log' | grep -q '^add .*-m famfs-fuse -v $V' &&
+	sed -n 2p '$S/log' | grep -q '^install .*-m famfs-fuse -v $V'"
+t "%preun runs dkms remove --all for famfs-fuse $V" sh -c "
+	: >'$S/log'; STUB_LOG='$S/log' PATH='$S/bin':\$PATH sh '$S/preun' 0 &&
+	grep -q '^remove .*-m famfs-fuse -v $V.*--all' '$S/log'"
+t "a failing dkms does not fail the transaction" sh -c "
+	STUB_LOG='$S/log' STUB_RC=1 PATH='$S/bin':\$PATH sh '$S/post' 1 &&
+	STUB_LOG='$S/log' STUB_RC=1 PATH='$S/bin':\$PATH sh '$S/preun' 0"
+
+if command -v rpmlint >/dev/null; then
+	rpmlint "$main" "$dk" >"$out/rpmlint.txt" 2>&1
+	echo "# rpmlint (information, not a check): $(tail -n 1 "$out/rpmlint.txt")"
+fi
+[ "$fails" -eq 0 ]

@@ -1,0 +1,325 @@
+#!/bin/sh
+# The end-to-end tier: the famfs packages installed and used in a booted
+# Debian trixie image (mkosi.conf.d/) under QEMU TCG with an NVDIMM devdax
+# device, through reboots of the same disk; plus the RPMs checked with
+# rpm --root on this host. One line per case:
+#   ok - NAME   /   not ok - NAME   /   ok - NAME # SKIP reason
+# and a non-zero exit on any failure. Progress and timings go to stderr
+# and to build-e2e/last-run/.
+#
+#   tests/e2e/run.sh [SET]      SET: all (default) | check | CASE[,CASE...]
+#     check   = install,fstab-mount,systemctl-status   (2 boots, 1 DKMS build)
+#     all     = check + persistence,upgrade,remove-purge,rpm  (4 boots, 2 DKMS builds)
+#
+# Environment:
+#   E2E_BOOT_TIMEOUT  seconds one boot may take (default 1500; the first
+#                     and third boots build the module with DKMS under TCG)
+#   E2E_REBUILD=1     rebuild the image even if its configuration is unchanged
+#   E2E_VERBOSE=1     copy each guest console to stderr
+#   E2E_STATE=DIR E2E_START=N   (for working on the tests) start at boot N
+#                     from a copy of disk.qcow2, pmem0.img and checks that an
+#                     earlier run left in build-e2e/last-run (saved to DIR)
+#
+# Caches (reused between runs, all gitignored):
+#   cache/e2e/tools        mkosi 25 from trixie, unpacked (runs from there)
+#   cache/e2e/apt          private apt state used to fetch it
+#   cache/e2e/mkosi.*      mkosi's package cache, workspace and output
+#   cache/e2e/image        root.ext4, vmlinuz, initrd of the current image
+#   build-e2e/debs         trixie debs, version N and N+1 (build-debs.sh)
+#   build-e2e/rpm          the RPMs (scripts/build-packages.sh rpm)
+# Needs root (the trixie chroot, mkosi). Never loads anything into this
+# host's kernel: DKMS runs in the guest only.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+C=$top/cache/e2e
+B=$top/build-e2e
+W=$B/last-run
+set_=${1:-all}
+boot_timeout=${E2E_BOOT_TIMEOUT:-1500}
+
+log() { echo "e2e: $*" >&2; }
+now() { date +%s; }
+T_START=$(now)
+timing() { # WHAT SECONDS
+	echo "$1: $2 s" >>"$W/timings.txt"
+	log "timing: $1: $2 s"
+}
+
+# ---------------------------------------------------------------- cases
+ALL="install fstab-mount systemctl-status persistence upgrade remove-purge rpm"
+case $set_ in
+all) want=$ALL ;;
+check) want="install fstab-mount systemctl-status" ;;
+*) want=$(echo "$set_" | tr ',' ' ') ;;
+esac
+for c in $want; do
+	case " $ALL " in *" $c "*) ;; *) echo "e2e: unknown case $c (one of: $ALL)" >&2; exit 2 ;; esac
+done
+wants() { case " $want " in *" $1 "*) return 0 ;; esac; return 1; }
+# Boots needed: 1 install (+device setup), 2 fstab+status, 3 persistence +
+# upgrade, 4 upgrade after reboot + remove.
+nboots=0
+for c in $want; do
+	case $c in
+	install) n=1 ;; fstab-mount|systemctl-status) n=2 ;;
+	persistence) n=3 ;; upgrade|remove-purge) n=4 ;; *) n=0 ;;
+	esac
+	[ $n -gt $nboots ] && nboots=$n
+done
+
+rm -rf "$W"
+mkdir -p "$W" "$C"
+: >"$W/results"
+
+result() { # ok|fail|skip NAME [REASON]
+	case $1 in
+	ok) echo "ok - $2" ;;
+	fail) echo "not ok - $2${3:+ ($3)}" ;;
+	skip) echo "ok - $2 # SKIP $3" ;;
+	esac | tee -a "$W/results"
+}
+fatal() { # message: every wanted case fails
+	log "error: $*"
+	for c in $want; do result fail "$c" "$*"; done
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || fatal "must run as root (trixie chroot, mkosi)"
+for p in qemu-system-x86_64 qemu-img mkfs.ext4 python3 apt-get dpkg; do
+	command -v $p >/dev/null || fatal "$p missing (DEPS_KERNEL=1 DEPS_PACKAGE=1 scripts/deps.sh)"
+done
+
+units_packaged=0
+[ -n "$(find "$top/units" -type f ! -name README.md 2>/dev/null)" ] && units_packaged=1
+
+# ---------------------------------------------------------------- mkosi
+# trixie's mkosi 25.3 (bookworm's systemd is too old for its package, but
+# the unpacked Python code runs). Fetched with a private apt state.
+A=$C/apt
+mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
+	2>/dev/null | grep -v security | head -n1)
+secmirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
+	2>/dev/null | grep security | head -n1)
+mirror=${mirror:-http://deb.debian.org/debian}
+secmirror=${secmirror:-${mirror%/debian}/debian-security}
+kr=/usr/share/keyrings/debian-archive-keyring.gpg
+apt_() {
+	apt-get -q -o Dir::Etc::sourcelist="$A/sources.list" \
+		-o Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists="$A/lists" \
+		-o Dir::State::status="$A/status" -o Dir::Cache="$A/cache" \
+		-o Debug::NoLocking=1 -o APT::Architecture=amd64 \
+		-o APT::Sandbox::User=root "$@"
+}
+get_mkosi() {
+	MK=$C/tools/root/usr/lib/python3/dist-packages
+	[ -f "$MK/mkosi/__main__.py" ] && return 0
+	log "fetching mkosi from trixie"
+	mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$C/tools"
+	cat >"$A/sources.list" <<EOF
+deb [signed-by=$kr] $mirror trixie main
+EOF
+	[ -f "$A/status" ] || : >"$A/status"
+	apt_ update >"$W/mkosi-fetch.log" 2>&1 &&
+		(cd "$C/tools" && rm -f mkosi_*.deb && apt_ download mkosi) >>"$W/mkosi-fetch.log" 2>&1 ||
+		{ cat "$W/mkosi-fetch.log" >&2; return 1; }
+	rm -rf "$C/tools/root"
+	dpkg -x "$C/tools"/mkosi_*.deb "$C/tools/root"
+	[ -f "$MK/mkosi/__main__.py" ]
+}
+mkosi_() { PYTHONPATH=$MK python3 -m mkosi "$@"; }
+
+# ---------------------------------------------------------------- image
+# mkosi's apt sources: the host's mirror, trixie + updates + security
+# (mkosi's default list adds the debug archive, which the mirror rejects).
+sandbox() {
+	mkdir -p "$C/sandbox/etc/apt/sources.list.d"
+	cat >"$C/sandbox/etc/apt/sources.list.d/mkosi.sources" <<EOF
+Types: deb
+URIs: $mirror
+Suites: trixie trixie-updates
+Components: main
+Signed-By: $kr
+
+Types: deb
+URIs: $secmirror
+Suites: trixie-security
+Components: main
+Signed-By: $kr
+EOF
+}
+
+I=$C/image
+# What the image is made from (documentation files excluded).
+image_stamp() {
+	{ mkosi_ --version; cat "$C/sandbox/etc/apt/sources.list.d/mkosi.sources"
+	(cd "$top" && find mkosi.conf.d \( -type f -o -type l \) ! -name '*.md' | LC_ALL=C sort |
+		while read -r f; do echo "$f"; if [ -L "$f" ]; then readlink "$f"; else cat "$f"; fi; done); } |
+		md5sum | cut -d' ' -f1
+}
+build_image() {
+	sandbox
+	stamp=$(image_stamp)
+	if [ -z "${E2E_REBUILD:-}" ] && [ "$(cat "$I/stamp" 2>/dev/null)" = "$stamp" ] &&
+		[ -f "$I/root.ext4" ] && [ -f "$I/vmlinuz" ] && [ -f "$I/initrd" ]; then
+		log "image up to date ($I)"
+		timing "image (warm, reused)" 0
+		return 0
+	fi
+	t0=$(now)
+	log "building the trixie image with mkosi (log: $W/mkosi.log)"
+	(cd "$top" && mkosi_ -C "$top" --sandbox-tree="$C/sandbox" --force build) \
+		>"$W/mkosi.log" 2>&1 || { tail -n 30 "$W/mkosi.log" >&2; return 1; }
+	O=$C/mkosi.output/famfs-e2e
+	kv=$(ls "$O/lib/modules" | head -n1)
+	[ -n "$kv" ] && [ -f "$O/boot/vmlinuz-$kv" ] && [ -f "$O/boot/initrd.img-$kv" ] || {
+		log "no kernel/initrd in $O/boot"
+		return 1
+	}
+	t1=$(now)
+	rm -rf "$I"
+	mkdir -p "$I"
+	cp "$O/boot/vmlinuz-$kv" "$I/vmlinuz"
+	cp "$O/boot/initrd.img-$kv" "$I/initrd"
+	echo "$kv" >"$I/kver"
+	# Room for two DKMS builds and the packages.
+	mkfs.ext4 -q -F -L famfs-e2e -d "$O" "$I/root.ext4" 4G >"$W/mkfs.log" 2>&1 ||
+		{ cat "$W/mkfs.log" >&2; return 1; }
+	echo "$stamp" >"$I/stamp"
+	timing "image build (mkosi, cold or changed config)" $((t1 - t0))
+	timing "image to ext4 (mkfs.ext4 -d)" $(($(now) - t1))
+}
+
+# ---------------------------------------------------------------- guests
+# One disk (a qcow2 overlay on the image) and one NVDIMM backing file for
+# the whole scenario, so every boot sees the state the last one left.
+QEMU_UUID=5a3c9e1e-4f0b-4d7e-9f52-0000fa3f5e2e
+boot() { # N STAGE
+	n=$1 stage=$2
+	echo "exec sh /run/e2e/guest/stages.sh $stage" >"$W/share/stage.sh"
+	log "boot $n: $stage"
+	t0=$(now)
+	timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 \
+		-accel tcg,thread=single -cpu max -smp 1 -m 2G,slots=2,maxmem=8G \
+		-machine pc,nvdimm=on -uuid $QEMU_UUID \
+		-object memory-backend-file,id=m1,share=on,mem-path="$W/pmem0.img",size=1026M,align=2M \
+		-device nvdimm,memdev=m1,id=nv1,label-size=128K \
+		-drive file="$W/disk.qcow2",if=virtio,format=qcow2,cache=unsafe \
+		-virtfs local,path="$W/share",mount_tag=e2e,security_model=none,id=e2e \
+		-kernel "$I/vmlinuz" -initrd "$I/initrd" \
+		-append "root=/dev/vda rw console=ttyS0 famfs.e2e=1 famfs.e2e_boot=$n systemd.show_status=error" \
+		-nic none -vga none -display none -monitor none -no-reboot \
+		-serial file:"$W/console-$n.log" </dev/null >"$W/qemu-$n.log" 2>&1
+	qrc=$?
+	timing "boot $n ($stage)" $(($(now) - t0))
+	[ -n "${E2E_VERBOSE:-}" ] && cat "$W/console-$n.log" >&2
+	tr -d '\r' <"$W/share/out/$n.log" >"$W/stage-$n.log" 2>/dev/null || : >"$W/stage-$n.log"
+	cat "$W/stage-$n.log" >>"$W/checks"
+	if [ ! -f "$W/share/out/$n.rc" ]; then
+		log "boot $n did not finish (qemu exit $qrc; timeout ${boot_timeout}s); console tail:"
+		tail -n 25 "$W/console-$n.log" >&2
+		echo "not ok - boot$n: guest finished stage $stage (qemu exit $qrc)" >>"$W/checks"
+		return 1
+	fi
+	grep -E 'Oops|BUG:|Kernel panic|general protection' "$W/console-$n.log" >"$W/trouble-$n" &&
+		{ echo "not ok - boot$n: kernel log clean"; sed 's/^/#   /' "$W/trouble-$n"; } >>"$W/checks"
+	return 0
+}
+
+# Fold the guest's checks (prefix "CASE:") into one line per case.
+case_from_checks() { # NAME PREFIX
+	if ! grep -qE "^(not )?ok - $2: " "$W/checks" 2>/dev/null; then
+		result fail "$1" "no checks ran (see $W/stage-*.log)"
+		return
+	fi
+	grep -E "^(not )?ok - $2: |^not ok - boot" "$W/checks" | sed 's/^/#   /' >&2
+	if grep -qE "^not ok - $2: " "$W/checks"; then
+		bad=$(grep -E "^not ok - $2: " "$W/checks" | head -n 3 | sed "s/^not ok - $2: //" | paste -sd ';' -)
+		result fail "$1" "$bad"
+	else
+		result ok "$1"
+	fi
+}
+
+run_guests() {
+	t0=$(now)
+	get_mkosi || fatal "cannot fetch mkosi"
+	t1=$(now)
+	"$here/build-debs.sh" "$B/debs" >"$W/build-debs.log" 2>&1 ||
+		{ cat "$W/build-debs.log" >&2; fatal "deb build in the trixie chroot failed"; }
+	timing "trixie debs N and N+1 (chroot)" $(($(now) - t1))
+	build_image || fatal "image build failed (log: $W/mkosi.log)"
+
+	mkdir -p "$W/share/debs/cur" "$W/share/debs/next" "$W/share/data" "$W/share/out" "$W/share/guest"
+	cp "$here/guest/stages.sh" "$W/share/guest/"
+	cp "$B/debs/cur/"*.deb "$W/share/debs/cur/"
+	cp "$B/debs/next/"*.deb "$W/share/debs/next/"
+	dpkg-deb -f "$B/debs/next/"famfs_*_amd64.deb Version >"$W/share/debs/next-version"
+	head -c 5M /dev/urandom >"$W/share/data/blob"
+	sha256sum <"$W/share/data/blob" | cut -d' ' -f1 >"$W/share/data/blob.sha256"
+	[ $units_packaged = 1 ] && : >"$W/share/units-packaged"
+	start=${E2E_START:-1}
+	if [ "$start" -gt 1 ]; then
+		cp --sparse=always "$E2E_STATE/disk.qcow2" "$E2E_STATE/pmem0.img" \
+			"$E2E_STATE/checks" "$W/" || fatal "no saved state in ${E2E_STATE:-}"
+	else
+		qemu-img create -q -f qcow2 -b "$I/root.ext4" -F raw "$W/disk.qcow2" ||
+			fatal "qemu-img create failed"
+		# 1 GiB region: room for the labels and alignment needs 1026 MiB.
+		truncate -s 1026M "$W/pmem0.img"
+		: >"$W/checks"
+	fi
+
+	ok=1
+	[ $start -le 1 ] && [ $nboots -ge 1 ] && { boot 1 install || ok=0; }
+	[ $start -le 2 ] && [ $ok = 1 ] && [ $nboots -ge 2 ] && { boot 2 fstab || ok=0; }
+	[ $start -le 3 ] && [ $ok = 1 ] && [ $nboots -ge 3 ] && { boot 3 persist || ok=0; }
+	[ $start -le 4 ] && [ $ok = 1 ] && [ $nboots -ge 4 ] && { boot 4 upgraded || ok=0; }
+	timing "guest boots total" $(($(now) - t0))
+
+	wants install && case_from_checks install install
+	wants fstab-mount && case_from_checks fstab-mount fstab
+	if wants systemctl-status; then
+		if [ $units_packaged = 0 ]; then
+			grep -E "^(not )?ok - status: " "$W/checks" | sed 's/^/#   (units missing) /' >&2
+			result skip systemctl-status "units not packaged yet (units/ has no unit files)"
+		else
+			case_from_checks systemctl-status status
+		fi
+	fi
+	wants persistence && case_from_checks persistence persist
+	wants upgrade && case_from_checks upgrade upgrade
+	wants remove-purge && case_from_checks remove-purge remove
+	# A boot that died is a failure even if its case was not asked for.
+	if grep -q '^not ok - boot' "$W/checks"; then
+		grep '^not ok - boot' "$W/checks" | while read -r l; do
+			result fail "${l#not ok - }"
+		done
+	fi
+}
+
+# ---------------------------------------------------------------- rpm
+# No RPM-based system is reachable: the RPMs are built here with rpmbuild
+# and checked with rpm --root on a scratch database (see case_rpm).
+case_rpm() {
+	t0=$(now)
+	command -v rpmbuild >/dev/null || { result fail rpm "rpmbuild missing (DEPS_PACKAGE=1 scripts/deps.sh)"; return; }
+	sh "$here/rpm-check.sh" "$B/rpm" >"$W/rpm.log" 2>&1
+	rc=$?
+	grep -E '^(not )?ok - ' "$W/rpm.log" | sed 's/^/#   /' >&2
+	if [ $rc -eq 0 ] && ! grep -q '^not ok - ' "$W/rpm.log"; then
+		result ok rpm
+	else
+		tail -n 30 "$W/rpm.log" | grep -v '^ok - ' >&2
+		result fail rpm "$(grep '^not ok - ' "$W/rpm.log" | head -n 3 | sed 's/^not ok - //' | paste -sd ';' -)"
+	fi
+	timing "case rpm (build + checks)" $(($(now) - t0))
+}
+
+[ $nboots -gt 0 ] && run_guests
+wants rpm && case_rpm
+
+timing "e2e total ($set_)" $(($(now) - T_START))
+log "logs: $W"
+! grep -q '^not ok - ' "$W/results"
