@@ -8,6 +8,7 @@
 # and to build-e2e/last-run/.
 #
 #   tests/e2e/run.sh [SET]      SET: all (default) | check | CASE[,CASE...]
+#                               (or E2E_CASES=SET, for tests/run-all.sh e2e)
 #     check   = install,fstab-mount,systemctl-status   (2 boots, 1 DKMS build)
 #     all     = check + persistence,upgrade,remove-purge,rpm  (4 boots, 2 DKMS builds)
 #
@@ -36,7 +37,7 @@ top=$(cd "$here/../.." && pwd)
 C=$top/cache/e2e
 B=$top/build-e2e
 W=$B/last-run
-set_=${1:-all}
+set_=${1:-${E2E_CASES:-all}}
 boot_timeout=${E2E_BOOT_TIMEOUT:-1500}
 
 log() { echo "e2e: $*" >&2; }
@@ -256,7 +257,10 @@ run_guests() {
 	cp "$B/debs/cur/"*.deb "$W/share/debs/cur/"
 	cp "$B/debs/next/"*.deb "$W/share/debs/next/"
 	dpkg-deb -f "$B/debs/next/"famfs_*_amd64.deb Version >"$W/share/debs/next-version"
-	head -c 5M /dev/urandom >"$W/share/data/blob"
+	# Random-looking but the same in every run (a resumed run verifies it).
+	python3 -c 'import random, sys; random.seed(20261203); sys.stdout.buffer.write(random.randbytes(5 << 20))' \
+		>"$W/share/data/blob"
+	[ "${E2E_START:-1}" -gt 1 ] && [ -f "${E2E_STATE:-}/blob" ] && cp "$E2E_STATE/blob" "$W/share/data/blob"
 	sha256sum <"$W/share/data/blob" | cut -d' ' -f1 >"$W/share/data/blob.sha256"
 	[ $units_packaged = 1 ] && : >"$W/share/units-packaged"
 	start=${E2E_START:-1}
