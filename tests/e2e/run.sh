@@ -244,7 +244,7 @@ case_from_checks() { # NAME PREFIX
 }
 
 run_guests() {
-	t0=$(now)
+	tg0=$(now)
 	get_mkosi || fatal "cannot fetch mkosi"
 	t1=$(now)
 	"$here/build-debs.sh" "$B/debs" >"$W/build-debs.log" 2>&1 ||
@@ -280,7 +280,7 @@ run_guests() {
 	[ $start -le 2 ] && [ $ok = 1 ] && [ $nboots -ge 2 ] && { boot 2 fstab || ok=0; }
 	[ $start -le 3 ] && [ $ok = 1 ] && [ $nboots -ge 3 ] && { boot 3 persist || ok=0; }
 	[ $start -le 4 ] && [ $ok = 1 ] && [ $nboots -ge 4 ] && { boot 4 upgraded || ok=0; }
-	timing "guest boots total" $(($(now) - t0))
+	timing "guests total (mkosi fetch, debs, image, boots)" $(($(now) - tg0))
 
 	wants install && case_from_checks install install
 	wants fstab-mount && case_from_checks fstab-mount fstab
