@@ -4,6 +4,8 @@
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
+#   make e2e        packages installed and used in booted trixie images (~30 min)
+#   make bench      benchmarks: fallback read on this host, mmap in a guest
 #   make fuzz       each libFuzzer harness for 10 minutes
 #   make deb, rpm   packages from the committed tree, into build-pkg/
 #   make clean      remove the build directories
@@ -14,7 +16,7 @@ FUZZBUILD  ?= build-fuzz
 CHECK_TIERS ?= unit fuzz host cli vm
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps deps-kernel build demo check test-builds vm-test fuzz deb rpm clean
+.PHONY: all deps deps-kernel build demo check test-builds vm-test e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -51,6 +53,14 @@ check: test-builds deps-kernel
 
 vm-test: deps-kernel
 	tests/run-all.sh vm
+
+e2e: deps-kernel
+	@DEPS_PACKAGE=1 scripts/deps.sh
+	tests/run-all.sh e2e
+
+bench: build deps-kernel
+	bench/fallback_read.sh
+	bench/vm_mmap.sh
 
 fuzz: test-builds
 	FUZZ_SECONDS=600 tests/run-all.sh fuzz
