@@ -76,8 +76,13 @@ static bool famfs_type(const char *t)
 {
 	size_t n = strlen(t);
 
-	/* fuse.famfs with the stock fuse; famfs_fuse.famfs with our module */
-	return n > 6 && !strcmp(t + n - 6, ".famfs");
+	/*
+	 * fuse.famfs with the stock fuse; our module's famfs_fuse (as the
+	 * daemon mounts it) or famfs_fuse.famfs. Same rule as
+	 * daemon/fused/mountinfo.c.
+	 */
+	return (n > 6 && !strcmp(t + n - 6, ".famfs")) ||
+	       !strncmp(t, "famfs_fuse", 10);
 }
 
 static void problem(struct mnt *m, const char *fmt, const char *a)
