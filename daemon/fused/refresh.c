@@ -59,10 +59,7 @@ int fused_refresh(struct fused *fs)
 	if (next > fs->ns.nindex &&
 	    next <= famfs_log_slots(fs->dev.log_len))
 		famfs_dev_invalidate(&fs->dev,
-				     (uint8_t *)fs->dev.log +
-					     FAMFS_LOG_ENTRIES_OFFSET +
-					     fs->ns.nindex *
-						     sizeof(struct famfs_omf_entry),
+				     famfs_log_entry(fs->dev.log, fs->ns.nindex),
 				     (next - fs->ns.nindex) *
 					     sizeof(struct famfs_omf_entry));
 	rc = famfs_log_walk(fs->dev.log, fs->dev.log_len, &fs->g,

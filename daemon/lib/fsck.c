@@ -160,8 +160,7 @@ int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped)
 	for (i = walk.valid + 1; i < walk.committed; i++) {
 		struct famfs_omf_entry e;
 
-		memcpy(&e, (const uint8_t *)dev->log + FAMFS_LOG_ENTRIES_OFFSET +
-				   i * sizeof(e), sizeof(e));
+		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
 		if (famfs_entry_check(&e, i, &g) == 0) {
 			rc = famfs_fail(EUCLEAN, "entry %llu is bad but entry %llu after it is valid: this is not a torn append, and dropping the tail would lose complete entries; not repaired",
 					(unsigned long long)walk.valid,

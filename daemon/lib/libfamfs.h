@@ -51,6 +51,13 @@ void famfs_sb_geometry(const struct famfs_omf_superblock *sb,
 /* Entry slots in a log of @log_len bytes. */
 uint64_t famfs_log_slots(uint64_t log_len);
 void famfs_log_init(struct famfs_omf_log *log, uint64_t log_len);
+/* The entry slot at @index (the caller bounds it by famfs_log_slots()). */
+static inline struct famfs_omf_entry *famfs_log_entry(struct famfs_omf_log *log,
+						      uint64_t index)
+{
+	return (struct famfs_omf_entry *)((uint8_t *)log +
+					  FAMFS_LOG_ENTRIES_OFFSET) + index;
+}
 /* Check the log header against the superblock's idea of its length. */
 int famfs_log_check_header(const struct famfs_omf_log *log, uint64_t log_len);
 /* Check one committed entry found at @index. */

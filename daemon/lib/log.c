@@ -139,15 +139,6 @@ int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
 	}
 }
 
-static const struct famfs_omf_entry *entry_at(const struct famfs_omf_log *log,
-					      uint64_t index)
-{
-	const uint8_t *p = (const uint8_t *)log + FAMFS_LOG_ENTRIES_OFFSET;
-
-	return (const struct famfs_omf_entry *)(p + index *
-						sizeof(struct famfs_omf_entry));
-}
-
 int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
 		   const struct famfs_geometry *g, uint64_t from,
 		   famfs_entry_fn fn, void *arg, struct famfs_walk *res)
@@ -170,7 +161,8 @@ int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
 		return famfs_fail(EUCLEAN, "%s", res->why);
 	}
 	for (i = from; i < res->committed; i++) {
-		memcpy(&e, entry_at(log, i), sizeof(e));
+		memcpy(&e, famfs_log_entry((struct famfs_omf_log *)log, i),
+		       sizeof(e));
 		rc = famfs_entry_check(&e, i, g);
 		if (rc) {
 			res->bad = true;
@@ -218,7 +210,7 @@ int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
 	rc = famfs_entry_check(e, index, &g);
 	if (rc)
 		return rc;
-	slot = (struct famfs_omf_entry *)entry_at(log, index);
+	slot = famfs_log_entry(log, index);
 	memcpy(slot, e, sizeof(*e));
 	famfs_dev_flush(dev, slot, sizeof(*slot));
 

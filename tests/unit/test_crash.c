@@ -20,12 +20,6 @@
 #include "helpers.h"
 #include "writer.h"
 
-static struct famfs_omf_entry *slot(struct famfs_dev *dev, uint64_t i)
-{
-	return (struct famfs_omf_entry *)((uint8_t *)dev->log +
-					  FAMFS_LOG_ENTRIES_OFFSET) + i;
-}
-
 static void make_dirs(struct famfs_dev *dev, int n)
 {
 	struct famfs_writer w;
@@ -52,11 +46,11 @@ static void torn_tail_is_repaired_without_loss(void **state)
 	scratch_mkfs(&s, 64 * MiB);
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
 	make_dirs(&dev, 5);
-	memcpy(&e, slot(&dev, 4), sizeof(e));
+	memcpy(&e, famfs_log_entry(dev.log, 4), sizeof(e));
 	strcpy(e.mkdir.relpath, "torn");
 	e.seqnum = 5;
 	e.crc = famfs_entry_crc(&e);
-	memcpy(slot(&dev, 5), &e, sizeof(e) / 2);
+	memcpy(famfs_log_entry(dev.log, 5), &e, sizeof(e) / 2);
 	dev.log->next_index = 6;
 
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
@@ -85,7 +79,7 @@ static void damage_in_the_middle_is_not_dropped(void **state)
 	scratch_mkfs(&s, 64 * MiB);
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
 	make_dirs(&dev, 4);
-	((uint8_t *)slot(&dev, 1))[40] ^= 1;
+	((uint8_t *)famfs_log_entry(dev.log, 1))[40] ^= 1;
 	assert_int_equal(famfs_fsck_repair(&dev, &dropped), -EUCLEAN);
 	assert_non_null(strstr(famfs_errmsg(), "entry 2 after it is valid"));
 	assert_int_equal(dropped, 0);

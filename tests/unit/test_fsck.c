@@ -36,12 +36,6 @@ static void make_files(struct famfs_dev *dev)
 	famfs_writer_end(&w);
 }
 
-static struct famfs_omf_entry *entry(struct famfs_dev *dev, uint64_t i)
-{
-	return (struct famfs_omf_entry *)((uint8_t *)dev->log +
-					  FAMFS_LOG_ENTRIES_OFFSET) + i;
-}
-
 static void counts_a_clean_fs(void **state)
 {
 	struct scratch s;
@@ -74,7 +68,7 @@ static void flipped_entry_is_named(void **state)
 	scratch_mkfs(&s, 256 * MiB);
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
 	make_files(&dev);
-	((uint8_t *)entry(&dev, 1))[30] ^= 0xff;
+	((uint8_t *)famfs_log_entry(dev.log, 1))[30] ^= 0xff;
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
 	assert_true(has_problem(&r, "log entry 1", "CRC mismatch"));
@@ -96,7 +90,7 @@ static void overlapping_files_are_found(void **state)
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
 	make_files(&dev);
 	/* a well-formed entry that reuses d/a's memory */
-	memcpy(&e, entry(&dev, 1), sizeof(e));
+	memcpy(&e, famfs_log_entry(dev.log, 1), sizeof(e));
 	strcpy(e.file.relpath, "thief");
 	assert_int_equal(famfs_dev_lock(&dev), 0);
 	assert_int_equal(famfs_log_append(&dev, &e), 0);

@@ -14,12 +14,6 @@
 #include "helpers.h"
 #include "writer.h"
 
-static struct famfs_omf_entry *entry(struct famfs_dev *dev, uint64_t i)
-{
-	return (struct famfs_omf_entry *)((uint8_t *)dev->log +
-					  FAMFS_LOG_ENTRIES_OFFSET) + i;
-}
-
 static void populate(struct famfs_dev *dev)
 {
 	struct famfs_writer w;
@@ -52,9 +46,9 @@ static void append_and_walk(void **state)
 					NULL, &walk), 0);
 	assert_int_equal(walk.valid, 4);
 	assert_false(walk.bad);
-	assert_int_equal(entry(&dev, 1)->type, FAMFS_ENTRY_FILE);
-	assert_string_equal(entry(&dev, 1)->file.relpath, "a/f1");
-	assert_int_equal(entry(&dev, 1)->file.fmap.simple.se[0].len, 4 * MiB);
+	assert_int_equal(famfs_log_entry(dev.log, 1)->type, FAMFS_ENTRY_FILE);
+	assert_string_equal(famfs_log_entry(dev.log, 1)->file.relpath, "a/f1");
+	assert_int_equal(famfs_log_entry(dev.log, 1)->file.fmap.simple.se[0].len, 4 * MiB);
 	famfs_dev_close(&dev);
 	scratch_drop(&s);
 }
@@ -70,7 +64,7 @@ static void flipped_entry_is_found_by_number(void **state)
 	scratch_mkfs(&s, 128 * MiB);
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
 	populate(&dev);
-	((uint8_t *)entry(&dev, 2))[100] ^= 0x5a;
+	((uint8_t *)famfs_log_entry(dev.log, 2))[100] ^= 0x5a;
 	famfs_sb_geometry(dev.sb, &g);
 	assert_int_equal(famfs_log_walk(dev.log, dev.log_len, &g, 0, NULL,
 					NULL, &walk), -EBADMSG);
