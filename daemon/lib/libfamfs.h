@@ -190,6 +190,19 @@ int famfs_dev_lock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
 /* Size in bytes of a devdax device, a regular file or a block device. */
 int famfs_device_size(int fd, const char *path, uint64_t *size);
+/*
+ * The driver serving devdax node DEVPATH ("" if none); -ENODEV if DEVPATH
+ * is not a devdax device.
+ */
+int famfs_dax_driver(const char *devpath, char *driver, size_t len);
+/*
+ * Move devdax node DEVPATH to the famfs_dax driver of famfs_fuse.ko, which
+ * the kernel data path needs (0 also when it is there already). -ENOENT
+ * when that driver is not registered (module not loaded), -ENODEV when
+ * DEVPATH is not devdax. Do it before mapping the device: unbinding
+ * device_dax revokes mappings made through it.
+ */
+int famfs_dax_bind(const char *devpath);
 
 /* ---- file data through the device mapping (DAX and FILE devices) ---- */
 

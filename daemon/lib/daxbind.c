@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Which driver serves a devdax device, and moving it to famfs_dax.
+ *
+ * The stock kernel's device_dax driver has no way to let a file system
+ * serve files from the device, so famfs_fuse.ko carries a companion dax
+ * driver, famfs_dax (dkms/README.md). A device must be bound to it before
+ * a famfs mount can use the kernel data path; famfs_dax serves /dev/daxX.Y
+ * too, so user space (our own metadata mapping included) keeps working.
+ * Everything here is public sysfs; $FAMFS_SYSFS names another root for
+ * tests.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define FAMFS_DAX_DRIVER "famfs_dax"
+
+static const char *sysfs(void)
+{
+	const char *root = getenv("FAMFS_SYSFS");
+
+	return root && *root ? root : "/sys";
+}
+
+/* The dax bus name ("dax0.0") of a /dev/daxX.Y node. */
+static int dax_name(const char *devpath, char *name, size_t len)
+{
+	char link[3 * PATH_MAX], target[PATH_MAX];
+	const char *base;
+	struct stat st;
+	ssize_t n;
+
+	if (stat(devpath, &st) < 0)
+		return famfs_fail(errno, "%s: %s", devpath, strerror(errno));
+	if (!S_ISCHR(st.st_mode))
+		return famfs_fail(ENODEV, "%s is not a devdax device", devpath);
+	snprintf(link, sizeof(link), "%s/dev/char/%u:%u/subsystem", sysfs(),
+		 major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return famfs_fail(ENODEV, "%s is not a devdax device", devpath);
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	if (strcmp(base ? base + 1 : target, "dax"))
+		return famfs_fail(ENODEV, "%s is not a devdax device", devpath);
+	snprintf(link, sizeof(link), "%s/dev/char/%u:%u", sysfs(),
+		 major(st.st_rdev), minor(st.st_rdev));
+	if (!realpath(link, target))
+		return famfs_fail(errno, "%s: %s", link, strerror(errno));
+	base = strrchr(target, '/');
+	snprintf(name, len, "%s", base ? base + 1 : target);
+	return 0;
+}
+
+int famfs_dax_driver(const char *devpath, char *driver, size_t len)
+{
+	char name[PATH_MAX], link[3 * PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	int rc = dax_name(devpath, name, sizeof(name));
+
+	if (rc)
+		return rc;
+	snprintf(link, sizeof(link), "%s/bus/dax/devices/%s/driver", sysfs(),
+		 name);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0) {
+		snprintf(driver, len, "%s", "");
+		return 0;
+	}
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	snprintf(driver, len, "%s", base ? base + 1 : target);
+	return 0;
+}
+
+static int write_attr(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
+int famfs_dax_bind(const char *devpath)
+{
+	char name[PATH_MAX], drv[PATH_MAX], path[3 * PATH_MAX];
+	struct stat st;
+	int rc = dax_name(devpath, name, sizeof(name));
+
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s", sysfs(),
+		 FAMFS_DAX_DRIVER);
+	if (stat(path, &st) < 0)
+		return famfs_fail(ENOENT,
+				  "the %s driver is not registered (famfs_fuse module not loaded)",
+				  FAMFS_DAX_DRIVER);
+	rc = famfs_dax_driver(devpath, drv, sizeof(drv));
+	if (rc)
+		return rc;
+	if (!strcmp(drv, FAMFS_DAX_DRIVER))
+		return 0;
+	if (*drv) {
+		snprintf(path, sizeof(path), "%s/bus/dax/devices/%s/driver/unbind",
+			 sysfs(), name);
+		rc = write_attr(path, name);
+		if (rc)
+			return famfs_fail(-rc, "cannot unbind %s from %s: %s",
+					  name, drv, strerror(-rc));
+	}
+	/* new_id makes the binding stick across a driver re-probe. */
+	snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s/new_id", sysfs(),
+		 FAMFS_DAX_DRIVER);
+	rc = write_attr(path, name);
+	if (rc) {
+		snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s/bind",
+			 sysfs(), FAMFS_DAX_DRIVER);
+		rc = write_attr(path, name);
+	}
+	if (famfs_dax_driver(devpath, drv, sizeof(drv)) == 0 &&
+	    !strcmp(drv, FAMFS_DAX_DRIVER))
+		return 0;
+	return famfs_fail(rc ? -rc : EIO, "cannot bind %s to %s%s%s", name,
+			  FAMFS_DAX_DRIVER, rc ? ": " : "",
+			  rc ? strerror(-rc) : " (the driver did not take it)");
+}
