@@ -45,6 +45,7 @@ struct fused {
 	unsigned int poll_ms;
 	unsigned int readahead_kb;
 	bool debug;
+	char unit[256]; /* our systemd unit, if systemd runs us */
 	bool allow_famfs;   /* the device can be DAX-mapped by a kernel */
 	bool require_famfs; /* fallback=no: fail unless the kernel offers it */
 	int ready_fd;	    /* write one status line here once mounted */

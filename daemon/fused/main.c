@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -109,6 +110,15 @@ void fused_ready(struct fused *fs, const char *err)
 		fs->ready_fd = -1;
 	}
 	if (err) {
+		const char *errfile = getenv("FAMFS_ERROR_FILE");
+		FILE *f = errfile && *errfile && !fs->initialized ?
+				  fopen(errfile, "w") : NULL;
+
+		/* mount.famfs, which started our unit, shows it to the admin. */
+		if (f) {
+			fprintf(f, "%s\n", err);
+			fclose(f);
+		}
 		sd_notifyf(0, "STATUS=%s", err);
 		return;
 	}
@@ -255,11 +265,35 @@ static void open_device(struct fused *fs, const struct opts *o)
 		die("%s: cannot read the log: %s", fs->devpath, famfs_errmsg());
 }
 
+/*
+ * The kernel data path needs the device on the famfs_dax driver. Bind it
+ * before we map the device: unbinding device_dax revokes its mappings.
+ * Returns false when the kernel path is unavailable for this device.
+ */
+static bool prepare_dax(struct fused *fs, const struct opts *o)
+{
+	struct stat st;
+
+	if (o->fallback == FALLBACK_YES || stat(fs->devpath, &st) < 0 ||
+	    !S_ISCHR(st.st_mode) || access(FAMFS_FUSE_DEV, F_OK) < 0 ||
+	    (fs->fuse_dev[0] && strcmp(fs->fuse_dev, FAMFS_FUSE_DEV)))
+		return true;
+	if (famfs_dax_bind(fs->devpath) == 0)
+		return true;
+	if (o->fallback == FALLBACK_NO)
+		die("%s: %s, and fallback is disabled", fs->devpath,
+		    famfs_errmsg());
+	fused_log(L_WARN, "%s: %s; serving it in fallback mode",
+		  fs->devpath, famfs_errmsg());
+	return false;
+}
+
 /* Which FUSE device: the famfs module's when it can serve this device. */
-static void pick_fuse_dev(struct fused *fs, const struct opts *o)
+static void pick_fuse_dev(struct fused *fs, const struct opts *o,
+			  bool dax_ready)
 {
 	bool dax = fs->dev.kind == FAMFS_DEV_DAX;
-	bool module = access(FAMFS_FUSE_DEV, F_OK) == 0;
+	bool module = access(FAMFS_FUSE_DEV, F_OK) == 0 && dax_ready;
 
 	fs->allow_famfs = dax && o->fallback != FALLBACK_YES;
 	fs->require_famfs = o->fallback == FALLBACK_NO;
@@ -305,6 +339,21 @@ static void check_not_mounted(struct fused *fs)
 	char where[PATH_MAX];
 	bool rw;
 
+	struct statfs sfs;
+
+	/*
+	 * A famfs whose daemon died (a crash, or a restart by systemd) stays
+	 * mounted and answers ENOTCONN: replace it. Processes that still
+	 * have its files open or mapped keep them.
+	 */
+	if (famfs_mount_at(fs->mountpoint) && statfs(fs->mountpoint, &sfs) < 0 &&
+	    errno == ENOTCONN) {
+		fused_log(L_NOTICE, "%s: replacing a famfs mount whose daemon is gone",
+			  fs->mountpoint);
+		if (umount2(fs->mountpoint, MNT_DETACH) < 0)
+			die("cannot detach the dead famfs mount at %s: %s",
+			    fs->mountpoint, strerror(errno));
+	}
 	if (famfs_mount_at(fs->mountpoint))
 		die("%s is already a famfs mount point", fs->mountpoint);
 	if (!fs->readonly && famfs_mount_of(fs->devpath, where, sizeof(where),
@@ -366,6 +415,28 @@ static void tune_readahead(struct fused *fs)
 	f = fopen(path, "w");
 	if (!f || fprintf(f, "%u\n", fs->readahead_kb) < 0)
 		fused_log(L_INFO, "cannot set %s: %s", path, strerror(errno));
+	if (f)
+		fclose(f);
+}
+
+/* Our systemd unit (famfs@MOUNT.service) from the cgroup path, for status. */
+static void find_unit(struct fused *fs)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *base = strrchr(line, '/');
+		size_t n;
+
+		if (strncmp(line, "0::", 3) || !base)
+			continue;
+		base++;
+		n = strcspn(base, "\n");
+		base[n] = '\0';
+		if (n > 8 && !strcmp(base + n - 8, ".service"))
+			snprintf(fs->unit, sizeof(fs->unit), "%s", base);
+	}
 	if (f)
 		fclose(f);
 }
@@ -437,6 +508,7 @@ int main(int argc, char **argv)
 	struct fused *fs = &the_fs;
 	char *fargv[] = { argv[0], "-d", NULL };
 	struct fuse_args fargs = FUSE_ARGS_INIT(1, fargv);
+	bool dax_ready;
 	int c, res;
 
 	fs->ready_fd = -1;
@@ -477,13 +549,21 @@ int main(int argc, char **argv)
 	fused_log_init(o.debug, o.logfile);
 	if (!realpath(argv[optind], fs->devpath))
 		die("%s: %s", argv[optind], strerror(errno));
-	if (!realpath(argv[optind + 1], fs->mountpoint))
-		die("mount point %s: %s", argv[optind + 1], strerror(errno));
+	if (!realpath(argv[optind + 1], fs->mountpoint)) {
+		/* A dead mount there (we restart): check_not_mounted() sees to it. */
+		if (errno != ENOTCONN || argv[optind + 1][0] != '/')
+			die("mount point %s: %s", argv[optind + 1],
+			    strerror(errno));
+		snprintf(fs->mountpoint, sizeof(fs->mountpoint), "%s",
+			 argv[optind + 1]);
+	}
 	if (!privileged())
 		die("famfs mounts are privileged: run famfs-fused as root (or with CAP_SYS_ADMIN)");
 
+	find_unit(fs);
+	dax_ready = prepare_dax(fs, &o);
 	open_device(fs, &o);
-	pick_fuse_dev(fs, &o);
+	pick_fuse_dev(fs, &o, dax_ready);
 	check_not_mounted(fs);
 	if (!o.foreground)
 		daemonize(fs);

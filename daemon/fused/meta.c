@@ -135,6 +135,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->g.dev_size,
 		     (unsigned long long)(a ? a->used * a->alloc_unit : 0),
 		     FAMFS_VERSION);
+	if (n >= 0 && (size_t)n < len && fs->unit[0])
+		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)
 		return 0;
 	return (size_t)n < len ? (size_t)n : len - 1;
