@@ -7,7 +7,8 @@
  *
  * Checks the device and the mount point, so the usual mistakes get a
  * message naming them, then runs famfs-fused, which returns only once the
- * mount is ready or has failed with its reason. Defaults for our options
+ * mount is ready or has failed with its reason. Under systemd the daemon
+ * runs as the service famfs@MOUNT.service instead (unit.c). Defaults for our options
  * come from /etc/famfs/famfs.conf ($FAMFS_CONF overrides the path).
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 
 #include "libfamfs.h"
 #include "mountinfo.h"
+#include "unit.h"
 
 #define CONF_DEFAULT "/etc/famfs/famfs.conf"
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
@@ -217,9 +219,16 @@ static const char *daemon_path(void)
 
 int main(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "unit-name", required_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct settings s = { .fallback = "auto", .role = "auto" };
 	char dev[4096], mnt[4096], opts[4096] = "", where[4096];
 	bool fake = false, verbose = false, rw, writer;
+	bool systemd = famfs_unit_wanted();
 	struct famfs_dev d;
 	struct stat st;
 	int c, rc;
@@ -229,8 +238,16 @@ int main(int argc, char **argv)
 	else
 		prog = argv[0];
 	read_conf(&s);
-	while ((c = getopt(argc, argv, "o:sfnvN:hV")) != -1) {
+	while ((c = getopt_long(argc, argv, "o:sfnvN:hV", lopts, NULL)) != -1) {
 		switch (c) {
+		case 'U': {
+			char inst[400];
+
+			if (famfs_unit_instance(optarg, inst, sizeof(inst)))
+				fail("mount point name too long: %s", optarg);
+			printf("famfs@%s.service\n", inst);
+			return 0;
+		}
 		case 'o':
 			parse_o(&s, optarg);
 			break;
@@ -249,10 +266,23 @@ int main(int argc, char **argv)
 			return 0;
 		case 'h':
 			printf("Usage: %s DEVICE MOUNTPOINT [-fnsv] [-o OPTIONS]\n"
-			       "famfs options: fallback=auto|yes|no role=auto|master|client\n"
-			       "  poll_ms=N debug logfile=PATH fuse_dev=PATH (shadow= is accepted and ignored)\n"
-			       "Defaults: %s ($FAMFS_CONF)\n",
-			       prog, CONF_DEFAULT);
+			       "       %s --unit-name MOUNTPOINT\n"
+			       "\n"
+			       "Mount the famfs on DEVICE (a /dev/daxX.Y or a file) at MOUNTPOINT;\n"
+			       "mount(8) runs this as mount.fuse.famfs for -t fuse.famfs and fstab.\n"
+			       "Returns once the mount is ready (0) or has failed (32, with the reason).\n"
+			       "Under systemd the daemon runs as famfs@MOUNT.service, whose name\n"
+			       "--unit-name prints; elsewhere (or with FAMFS_NO_SYSTEMD=1) it is\n"
+			       "started directly.\n"
+			       "\n"
+			       "  -f  fake: check everything, say what would run, mount nothing\n"
+			       "  -v  say what is run\n"
+			       "  -s, -n, -N  accepted for mount(8); nothing to do\n"
+			       "  -o  mount options: ro rw nosuid nodev noexec noatime, and ours:\n"
+			       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
+			       "      logfile=PATH fuse_dev=PATH (shadow= is accepted and ignored)\n"
+			       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
+			       prog, prog, CONF_DEFAULT);
 			return 0;
 		default:
 			return 1;
@@ -278,7 +308,8 @@ int main(int argc, char **argv)
 	writer = famfs_role(&d) == FAMFS_ROLE_MASTER &&
 		 strcmp(s.role, "client") && !has_opt(s.passthru, "ro");
 	famfs_dev_close(&d);
-	if (!strcmp(s.fallback, "no") && !s.fuse_dev[0] &&
+	/* Under systemd the unit loads the module first (modprobe@). */
+	if (!strcmp(s.fallback, "no") && !s.fuse_dev[0] && !systemd &&
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
@@ -303,6 +334,21 @@ int main(int argc, char **argv)
 			 ",fuse_dev=%s", s.fuse_dev);
 	if (s.debug)
 		append(opts, sizeof(opts), "debug");
+	if (systemd) {
+		char inst[400], err[1100];
+
+		if (famfs_unit_instance(mnt, inst, sizeof(inst)))
+			fail("mount point name too long: %s", mnt);
+		if (verbose || fake)
+			fprintf(stderr,
+				"%s: systemctl start famfs@%s.service (FAMFS_DEVICE=%s FAMFS_OPTIONS=%s)\n",
+				prog, inst, dev, opts);
+		if (fake)
+			return 0;
+		if (famfs_unit_mount(dev, mnt, opts, err, sizeof(err)))
+			fail("%s", err);
+		return 0;
+	}
 	if (verbose || fake)
 		fprintf(stderr, "%s: %s -o %s %s %s\n", prog, daemon_path(),
 			opts, dev, mnt);
