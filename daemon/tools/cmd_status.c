@@ -6,9 +6,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -18,6 +23,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: famfs status [--json] [MOUNTPOINT...]\n"
+		"       famfs status --watch\n"
 		"\n"
 		"List the famfs file systems mounted on this host (all of them, or the\n"
 		"MOUNTPOINTs given) and for each say whether it is healthy, the daemon's\n"
@@ -27,19 +33,69 @@ static void usage(FILE *f)
 		"how much space is used and free.\n"
 		"\n"
 		"A mount is healthy when its daemon answers (.meta/.status can be read)\n"
-		"and its superblock and log check clean.\n"
+		"and its superblock and log check clean. The first line says whether the\n"
+		"famfs kernel module (famfs_fuse) is loaded: without it mounts run in\n"
+		"fallback mode.\n"
 		"\n"
 		"Options:\n"
-		"  -j, --json      print one JSON object: {\"mounts\": [...], \"healthy\": B}\n"
+		"  -j, --json      print one JSON object: {\"kernel_module\": {...},\n"
+		"                  \"mounts\": [...], \"healthy\": B}\n"
+		"  -w, --watch     keep running (famfs.service does): print the status\n"
+		"                  whenever the module, a mount or a daemon changes, and\n"
+		"                  tell systemd a one-line summary (sd_notify STATUS=);\n"
+		"                  reads only what the daemons report, not the logs\n"
 		"  -h, -?, --help  show this help\n"
 		"\n"
 		"The mount table is read from /proc/self/mounts ($FAMFS_MOUNTS names\n"
-		"another file in the same format, for tests).\n"
+		"another file in the same format, for tests; $FAMFS_SYSFS another /sys).\n"
 		"\n"
 		"Exit status:\n"
 		"  0  every famfs mount listed is healthy (also when there is none)\n"
 		"  1  at least one is not, or a MOUNTPOINT given is not a famfs mount\n"
 		"  2  usage error\n");
+}
+
+#define KMOD_NAME "famfs_fuse"
+#define WATCH_PERIOD_MS 5000
+
+/* The famfs kernel module, from /sys/module ($FAMFS_SYSFS for tests). */
+struct kmod {
+	bool loaded;
+	char version[64];
+};
+
+static void read_kmod(struct kmod *k)
+{
+	const char *sys = getenv("FAMFS_SYSFS");
+	static const char *const attrs[] = { "version", "srcversion" };
+	char path[PATH_MAX];
+	FILE *f;
+
+	memset(k, 0, sizeof(*k));
+	if (!sys || !*sys)
+		sys = "/sys";
+	snprintf(path, sizeof(path), "%s/module/%s", sys, KMOD_NAME);
+	k->loaded = access(path, F_OK) == 0;
+	for (size_t i = 0; k->loaded && i < 2 && !k->version[0]; i++) {
+		snprintf(path, sizeof(path), "%s/module/%s/%s", sys, KMOD_NAME,
+			 attrs[i]);
+		f = fopen(path, "r");
+		if (f && fgets(k->version, sizeof(k->version), f))
+			k->version[strcspn(k->version, "\n")] = '\0';
+		if (f)
+			fclose(f);
+	}
+}
+
+static void print_kmod(const struct kmod *k)
+{
+	if (k->loaded)
+		printf("kernel module: %s loaded%s%s%s: mounts of devdax devices run in famfs mode\n",
+		       KMOD_NAME, k->version[0] ? " (" : "", k->version,
+		       k->version[0] ? ")" : "");
+	else
+		printf("kernel module: %s not loaded: mounts run in fallback mode\n",
+		       KMOD_NAME);
 }
 
 #define MAX_KV 32
@@ -176,9 +232,13 @@ static void json_value(const char *v)
 		json_string(stdout, v);
 }
 
-static void print_json(struct mnt *ms, unsigned int n, bool all_ok)
+static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
+		       bool all_ok)
 {
-	printf("{\"mounts\":[");
+	printf("{\"kernel_module\":{\"name\":\"%s\",\"loaded\":%s,\"version\":",
+	       KMOD_NAME, k->loaded ? "true" : "false");
+	json_string(stdout, k->version);
+	printf("},\"mounts\":[");
 	for (unsigned int i = 0; i < n; i++) {
 		struct mnt *m = &ms[i];
 
@@ -226,17 +286,18 @@ static void print_json(struct mnt *ms, unsigned int n, bool all_ok)
 	printf("],\"healthy\":%s}\n", all_ok ? "true" : "false");
 }
 
-static void print_text(struct mnt *ms, unsigned int n)
+static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 {
 	char a[32], b[32], c[32];
 
+	print_kmod(k);
 	if (!n)
 		printf("no famfs file systems are mounted\n");
 	for (unsigned int i = 0; i < n; i++) {
 		struct mnt *m = &ms[i];
 		const struct famfs_fsck *r = &m->r;
 
-		printf("%s%s: %s\n", i ? "\n" : "", m->dir,
+		printf("\n%s: %s\n", m->dir,
 		       healthy(m) ? "healthy" : "NOT HEALTHY");
 		printf("  device:    %s\n",
 		       kv(m, "device") ? kv(m, "device") : m->source);
@@ -248,8 +309,9 @@ static void print_text(struct mnt *ms, unsigned int n)
 		else if (m->fsck_ok)
 			printf("  role:      %s\n", famfs_role_name(r->role));
 		if (kv(m, "pid"))
-			printf("  daemon:    pid %s, %s requests served\n",
-			       kv(m, "pid"),
+			printf("  daemon:    pid %s%s%s, %s requests served\n",
+			       kv(m, "pid"), kv(m, "unit") ? ", " : "",
+			       kv(m, "unit") ? kv(m, "unit") : "",
 			       kv(m, "requests") ? kv(m, "requests") : "?");
 		if (m->fsck_ok) {
 			printf("  log:       %llu of %llu entries used (%.1f%%)\n",
@@ -272,26 +334,156 @@ static void print_text(struct mnt *ms, unsigned int n)
 	}
 }
 
+/* The famfs mounts in @table (all, or those of @want). */
+static int collect(const char *table, int nwant, char **want, struct mnt **out,
+		   unsigned int *count)
+{
+	struct mnt *ms = NULL;
+	unsigned int n = 0, cap = 0;
+	char line[3 * PATH_MAX];
+	FILE *f = fopen(table, "r");
+
+	if (!f) {
+		fprintf(stderr, "famfs status: cannot read %s: %s\n", table,
+			strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char src[PATH_MAX], dir[PATH_MAX], type[64];
+		bool wanted = !nwant;
+		struct mnt *m;
+
+		if (sscanf(line, "%4095s %4095s %63s", src, dir, type) != 3 ||
+		    !famfs_type(type))
+			continue;
+		unescape(src);
+		unescape(dir);
+		for (int i = 0; i < nwant; i++) {
+			char real[PATH_MAX];
+
+			if (realpath(want[i], real) && !strcmp(real, dir))
+				wanted = true;
+		}
+		if (!wanted)
+			continue;
+		if (n == cap) {
+			struct mnt *p;
+
+			cap = cap ? cap * 2 : 4;
+			p = realloc(ms, cap * sizeof(*ms));
+			if (!p) {
+				fclose(f);
+				free(ms);
+				fprintf(stderr, "famfs status: out of memory\n");
+				return -1;
+			}
+			ms = p;
+		}
+		m = &ms[n++];
+		memset(m, 0, sizeof(*m));
+		snprintf(m->source, sizeof(m->source), "%s", src);
+		snprintf(m->dir, sizeof(m->dir), "%s", dir);
+		snprintf(m->type, sizeof(m->type), "%s", type);
+	}
+	fclose(f);
+	*out = ms;
+	*count = n;
+	return 0;
+}
+
+/* One line for systemd's STATUS=: the module and every mount. */
+static void summary(const struct kmod *k, const struct mnt *ms,
+		    unsigned int n, char *buf, size_t len)
+{
+	size_t o = (size_t)snprintf(buf, len, "%s %s; %u mount%s", KMOD_NAME,
+				    k->loaded ? "loaded" : "not loaded (fallback mode only)",
+				    n, n == 1 ? "" : "s");
+
+	for (unsigned int i = 0; i < n && o < len; i++) {
+		const struct mnt *m = &ms[i];
+
+		o += (size_t)snprintf(buf + o, len - o, "%s %s (%s mode, %s, %s)",
+				      i ? "," : ":", m->dir,
+				      kv(m, "mode") ? kv(m, "mode") : "unknown",
+				      kv(m, "role") ? kv(m, "role") : "role unknown",
+				      healthy(m) ? "healthy" : "NOT HEALTHY");
+	}
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/*
+ * famfs.service: report changes. The mount table wakes us (POLLPRI on
+ * mountinfo); a dying daemon or module changes nothing there, so look
+ * every few seconds too.
+ */
+static int watch(const char *table)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	char last[4096] = "", now[4096];
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (!watch_stop) {
+		struct pollfd p = { .fd = fd, .events = POLLPRI };
+		struct mnt *ms = NULL;
+		unsigned int n = 0;
+		struct kmod k;
+
+		read_kmod(&k);
+		if (collect(table, 0, NULL, &ms, &n))
+			return CLI_FAIL;
+		for (unsigned int i = 0; i < n; i++)
+			read_status(&ms[i]);
+		summary(&k, ms, n, now, sizeof(now));
+		if (strcmp(now, last)) {
+			print_text(&k, ms, n);
+			printf("--\n");
+			sd_notifyf(0, "READY=1\nSTATUS=%s", now);
+			snprintf(last, sizeof(last), "%s", now);
+		}
+		free(ms);
+		if (poll(&p, fd >= 0 ? 1 : 0, WATCH_PERIOD_MS) > 0 && fd >= 0)
+			lseek(fd, 0, SEEK_SET); /* re-arms the notification */
+	}
+	if (fd >= 0)
+		close(fd);
+	sd_notify(0, "STOPPING=1");
+	return CLI_OK;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "watch", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *table = getenv("FAMFS_MOUNTS");
+	bool json = false, follow = false, all_ok = true;
 	struct mnt *ms = NULL;
-	unsigned int n = 0, cap = 0;
-	bool json = false, all_ok = true;
-	char line[3 * PATH_MAX];
-	FILE *f;
+	unsigned int n = 0;
+	struct kmod k;
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jwh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'w':
+			follow = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -307,60 +499,23 @@ int cmd_status(int argc, char **argv)
 	}
 	if (!table || !*table)
 		table = "/proc/self/mounts";
-	f = fopen(table, "r");
-	if (!f) {
-		fprintf(stderr, "famfs status: cannot read %s: %s\n", table,
-			strerror(errno));
+	if (follow) {
+		if (json || optind < argc) {
+			fprintf(stderr, "famfs status: --watch takes no --json or MOUNTPOINT\n");
+			return CLI_USAGE;
+		}
+		return watch(table);
+	}
+	if (collect(table, argc - optind, argv + optind, &ms, &n))
 		return CLI_FAIL;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char src[PATH_MAX], dir[PATH_MAX], type[64];
-		struct mnt *m;
-
-		if (sscanf(line, "%4095s %4095s %63s", src, dir, type) != 3 ||
-		    !famfs_type(type))
-			continue;
-		unescape(src);
-		unescape(dir);
-		if (optind < argc) {
-			bool wanted = false;
-
-			for (int i = optind; i < argc; i++) {
-				char real[PATH_MAX];
-
-				if (realpath(argv[i], real) && !strcmp(real, dir))
-					wanted = true;
-			}
-			if (!wanted)
-				continue;
-		}
-		if (n == cap) {
-			struct mnt *p;
-
-			cap = cap ? cap * 2 : 4;
-			p = realloc(ms, cap * sizeof(*ms));
-			if (!p) {
-				fclose(f);
-				free(ms);
-				return CLI_FAIL;
-			}
-			ms = p;
-		}
-		m = &ms[n++];
-		memset(m, 0, sizeof(*m));
-		snprintf(m->source, sizeof(m->source), "%s", src);
-		snprintf(m->dir, sizeof(m->dir), "%s", dir);
-		snprintf(m->type, sizeof(m->type), "%s", type);
-	}
-	fclose(f);
 
 	/* A MOUNTPOINT that is not a famfs mount makes the answer "no". */
 	for (int i = optind; i < argc; i++) {
 		char real[PATH_MAX];
 		bool found = false;
 
-		for (unsigned int k = 0; k < n; k++)
-			if (realpath(argv[i], real) && !strcmp(real, ms[k].dir))
+		for (unsigned int m = 0; m < n; m++)
+			if (realpath(argv[i], real) && !strcmp(real, ms[m].dir))
 				found = true;
 		if (!found) {
 			fprintf(stderr, "famfs status: %s is not a mounted famfs\n",
@@ -375,10 +530,11 @@ int cmd_status(int argc, char **argv)
 		if (!healthy(&ms[i]))
 			all_ok = false;
 	}
+	read_kmod(&k);
 	if (json)
-		print_json(ms, n, all_ok);
+		print_json(&k, ms, n, all_ok);
 	else
-		print_text(ms, n);
+		print_text(&k, ms, n);
 	free(ms);
 	return all_ok ? CLI_OK : CLI_FAIL;
 }
