@@ -13,7 +13,7 @@
 BUILD      ?= build
 TESTBUILD  ?= build-test
 FUZZBUILD  ?= build-fuzz
-CHECK_TIERS ?= unit fuzz host cli vm
+CHECK_TIERS ?= unit fuzz host cli units vm
 FUZZ_SECONDS ?= 20
 
 .PHONY: all deps deps-kernel build demo check test-builds vm-test e2e bench fuzz deb rpm clean

@@ -5,7 +5,7 @@
 #   - metadata: names, version from VERSION, architectures;
 #   - file lists: the tools, daemon, mount helpers and man pages; the DKMS
 #     tree (dkms.conf stamped with the version, build scripts, every patch
-#     in the series); units/udev/modules-load files once units/ has them;
+#     in the series); units, udev rule, preset and modules-load files;
 #     /etc/famfs/famfs.conf as %config(noreplace);
 #   - dependencies: what each package Requires (and nothing from Debian);
 #   - scriptlets: syntax, and run against a stub `dkms` that records its
@@ -92,18 +92,20 @@ for m in $(git -C "$top" ls-tree --name-only HEAD man/ | sed -n 's|^man/\(.*\.[0
 done
 t "famfs ships /etc/famfs/famfs.conf as %config(noreplace)" \
 	sh -c "rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' '$main' | grep -Eq '^/etc/famfs/famfs.conf [a-z]*c[a-z]*n'"
-units=$(find "$top/units" -type f ! -name README.md ! -name '*.md' 2>/dev/null)
-if [ -z "$units" ]; then
-	skip "famfs ships the systemd units, udev rules and modules-load files" "units not packaged yet (units/ has no files)"
-	skip "famfs scriptlets enable/disable the units (systemd-rpm-macros)" "units not packaged yet"
-else
-	for u in $units; do
-		b=$(basename "$u")
-		t "famfs ships $b" grep -q "/$b\$" "$out/famfs.files"
-	done
-	t "famfs scriptlets enable/disable the units (systemd-rpm-macros)" \
-		sh -c "rpm -qp --scripts '$main' | grep -q 'systemctl\|systemd-update-helper'"
-fi
+for u in famfs.service famfs@.service; do
+	t "famfs ships the unit $u" grep -qx "/usr/lib/systemd/system/$u" "$out/famfs.files"
+done
+t "famfs ships the udev rule 60-famfs.rules" grep -qx /usr/lib/udev/rules.d/60-famfs.rules "$out/famfs.files"
+t "famfs ships a preset enabling famfs.service" sh -c "
+	grep -qx /usr/lib/systemd/system-preset/80-famfs.preset '$out/famfs.files' &&
+	rpm2cpio '$main' | (cd '$out' && cpio -id --quiet ./usr/lib/systemd/system-preset/80-famfs.preset) &&
+	grep -qx 'enable famfs.service' '$out/usr/lib/systemd/system-preset/80-famfs.preset'"
+t "famfs-dkms ships modules-load.d/famfs-fuse.conf" grep -qx /usr/lib/modules-load.d/famfs-fuse.conf "$out/famfs-dkms.files"
+t "famfs scriptlets preset, disable and try-restart the units" sh -c "
+	s=\$(rpm -qp --scripts '$main') &&
+	echo \"\$s\" | grep -q 'systemctl --no-reload preset famfs.service' &&
+	echo \"\$s\" | grep -q 'disable --now famfs.service' &&
+	echo \"\$s\" | grep -q \"try-restart famfs.service 'famfs@\*.service'\""
 d=/usr/src/famfs-fuse-$V
 for f in dkms.conf build.sh rename.sh source-files patches/series; do
 	t "famfs-dkms ships $d/$f" grep -qx "$d/$f" "$out/famfs-dkms.files"
@@ -111,7 +113,7 @@ done
 for p in $(head_ dkms/patches/series | grep -v '^[[:space:]]*\(#\|$\)'); do
 	t "famfs-dkms ships patch $p" grep -qx "$d/patches/$p" "$out/famfs-dkms.files"
 done
-t "famfs-dkms ships nothing outside $d" sh -c "! grep -v '^$d' '$out/famfs-dkms.files'"
+t "famfs-dkms ships nothing outside $d but its modules-load file" sh -c "! grep -v '^$d' '$out/famfs-dkms.files' | grep -vx /usr/lib/modules-load.d/famfs-fuse.conf"
 
 # --- install into a scratch root (payload and database), verify, upgrade, erase
 rm -rf "$R"
