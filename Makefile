@@ -4,7 +4,8 @@
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
-#   make e2e        packages installed and used in booted trixie images (~30 min)
+#   make e2e        packages installed and used in booted trixie images, all
+#                   cases (~30 min; make check runs the fast subset)
 #   make bench      benchmarks: fallback read on this host, mmap in a guest
 #   make fuzz       each libFuzzer harness for 10 minutes
 #   make deb, rpm   packages from the committed tree, into build-pkg/
@@ -13,7 +14,7 @@
 BUILD      ?= build
 TESTBUILD  ?= build-test
 FUZZBUILD  ?= build-fuzz
-CHECK_TIERS ?= unit fuzz host cli units vm
+CHECK_TIERS ?= unit fuzz host cli units vm e2e
 FUZZ_SECONDS ?= 20
 
 .PHONY: all deps deps-kernel build demo check test-builds vm-test e2e bench fuzz deb rpm clean
@@ -48,15 +49,18 @@ test-builds: build $(TESTBUILD)/build.ninja $(FUZZBUILD)/build.ninja
 demo: build
 	scripts/demo.sh $(BUILD)
 
+# The e2e tier's fast subset (install, fstab mount, systemctl status, rpm);
+# make e2e runs all of it.
 check: test-builds deps-kernel
-	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh $(CHECK_TIERS)
+	@DEPS_PACKAGE=1 scripts/deps.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) E2E_CASES=check tests/run-all.sh $(CHECK_TIERS)
 
 vm-test: deps-kernel
 	tests/run-all.sh vm
 
 e2e: deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh
-	tests/run-all.sh e2e
+	E2E_CASES=all tests/run-all.sh e2e
 
 bench: build deps-kernel
 	bench/fallback_read.sh

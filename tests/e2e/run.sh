@@ -9,7 +9,8 @@
 #
 #   tests/e2e/run.sh [SET]      SET: all (default) | check | CASE[,CASE...]
 #                               (or E2E_CASES=SET, for tests/run-all.sh e2e)
-#     check   = install,fstab-mount,systemctl-status   (2 boots, 1 DKMS build)
+#     check   = install,fstab-mount,systemctl-status,rpm   (2 boots, 1 DKMS
+#               build; what make check runs)
 #     all     = check + persistence,upgrade,remove-purge,rpm  (4 boots, 2 DKMS builds)
 #
 # Environment:
@@ -52,7 +53,7 @@ timing() { # WHAT SECONDS
 ALL="install fstab-mount systemctl-status persistence upgrade remove-purge rpm"
 case $set_ in
 all) want=$ALL ;;
-check) want="install fstab-mount systemctl-status" ;;
+check) want="install fstab-mount systemctl-status rpm" ;;
 *) want=$(echo "$set_" | tr ',' ' ') ;;
 esac
 for c in $want; do
