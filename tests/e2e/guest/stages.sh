@@ -11,6 +11,8 @@ S=/run/e2e
 MNT=/mnt/famfs
 DEV=/dev/dax0.0
 FSTAB_LINE="$DEV $MNT fuse.famfs defaults,nofail 0 0"
+# A device that never appears: only its own mount may fail.
+MISSING_LINE="/dev/dax9.9 /mnt/missing fuse.famfs defaults,nofail,x-systemd.device-timeout=10s 0 0"
 CONF=/etc/famfs/famfs.conf
 CONF_MARK="# famfs-e2e: local edit kept across upgrades"
 # The data the tests write, all in the first HASH_MB MiB of the device.
@@ -171,6 +173,8 @@ stage_install() {
 	t $c "mkfs.famfs $DEV" mkfs.famfs -f $DEV
 	mkdir -p $MNT
 	grep -q " $MNT " /etc/fstab 2>/dev/null || echo "$FSTAB_LINE" >>/etc/fstab
+	mkdir -p /mnt/missing
+	grep -q " /mnt/missing " /etc/fstab || echo "$MISSING_LINE" >>/etc/fstab
 	t $c "fstab has: $FSTAB_LINE" grep -qx "$FSTAB_LINE" /etc/fstab
 }
 
@@ -187,6 +191,13 @@ stage_fstab() {
 	t $c "famfs cp of a 5 MiB blob" famfs cp $S/data/blob $MNT/blob
 	check_data $c
 	t $c "files are mapped by the log (famfs check)" famfs check $MNT
+	t $c "a missing device failed only its own mount, saying so in the journal" sh -c "
+		st=\$(systemctl show -P ActiveState mnt-missing.mount); echo \"mnt-missing.mount: \$st\"
+		[ \"\$st\" != active ] || exit 1
+		journalctl -b --no-pager | grep -E 'dax9.9|mnt-missing' | tail -n 5 | tee /dev/stderr |
+			grep -qiE 'timed out|dependency failed'"
+
+	stage_restart
 
 	c=status
 	if [ ! -e $S/units-packaged ]; then
@@ -200,6 +211,53 @@ stage_fstab() {
 	t $c "journalctl -u 'famfs*' has the daemon's logs" \
 		sh -c "journalctl -b --no-pager -u 'famfs*' | grep -q famfs-fused"
 	t $c "famfs status: healthy" famfs status $MNT
+}
+
+# A process keeps FILE mapped from before a daemon crash until after
+# systemd restarted the daemon; it must read the same bytes throughout.
+HOLDER='
+import hashlib, mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, os.fstat(fd).st_size, mmap.MAP_SHARED, mmap.PROT_READ)
+h0 = hashlib.sha256(m[:]).hexdigest()
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.1)
+print("same" if hashlib.sha256(m[:]).hexdigest() == h0 else "DIFFERENT")
+'
+
+stage_restart() {
+	c=restart
+	u=famfs@mnt-famfs.service
+	t $c "mount.famfs --unit-name names the running unit" sh -c "
+		[ \"\$(mount.famfs --unit-name $MNT)\" = $u ] && systemctl is-active $u"
+	pid0=$(systemctl show -P MainPID $u)
+	rm -f /run/held.ready /run/held.go
+	python3 -c "$HOLDER" $MNT/a /run/held.ready /run/held.go >/run/held.out 2>&1 &
+	holder=$!
+	t $c "a process maps $MNT/a" wait_for /run/held.ready 30
+	t $c "daemon (pid $pid0) killed with SIGKILL" kill -9 "$pid0"
+	i=0
+	while [ $i -lt 60 ]; do
+		pid1=$(systemctl show -P MainPID $u)
+		[ "$pid1" != 0 ] && [ "$pid1" != "$pid0" ] && mounted_famfs &&
+			famfs status $MNT >/dev/null 2>&1 && break
+		sleep 0.5
+		i=$((i + 1))
+	done
+	note "restart took about $((i / 2)) s; daemon pid $pid0 -> $pid1"
+	t $c "systemd restarted the daemon (Restart=on-failure)" sh -c "
+		[ '$pid1' != 0 ] && [ '$pid1' != '$pid0' ] && systemctl is-active $u"
+	t $c "the mount is back, in famfs mode" kernel_mode
+	check_data $c
+	t $c "new files can be made after the restart" sh -c "
+		famfs creat -r -S 99 -s 2m $MNT/after-restart && famfs verify -S 99 -f $MNT/after-restart"
+	touch /run/held.go
+	wait $holder
+	t $c "the mapping held across the crash reads the same bytes" grep -qx same /run/held.out
+	t $c "the journal tells the crash and the restart" sh -c "
+		journalctl -b --no-pager -u $u | tail -n 15 | tee /dev/stderr |
+			grep -q 'replacing a famfs mount whose daemon is gone'"
 }
 
 stage_persist() {
