@@ -187,3 +187,70 @@ def test_full_log(tmp_path, master, mounts):
         m.unmount()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_restart_replaces_dead_mount(mnt, master):
+    """What systemd's Restart=on-failure relies on: a new daemon started on
+    the mount point of one that died takes the dead mount's place."""
+    master.famfs("creat", "-s", "2m", "-r", "-S", "5",
+                 os.path.join(mnt.mnt, "r0"))
+    os.kill(mnt.pid, signal.SIGKILL)
+    assert mnt.wait_daemon_exit()
+    with pytest.raises(OSError) as e:
+        os.listdir(mnt.mnt)
+    assert e.value.errno == errno.ENOTCONN
+    assert mnt.mounted()
+    p = fh.run([fh.FUSED, "-o", "logfile=" + mnt.logfile, mnt.dev, mnt.mnt],
+               env=master.env)
+    mnt.pid = int(mnt.status()["pid"])
+    assert "replacing a famfs mount whose daemon is gone" in mnt.log_text()
+    with open("/proc/self/mountinfo") as f:
+        assert sum(l.split()[4] == mnt.mnt for l in f) == 1, \
+            "the dead mount is still stacked under the new one"
+    master.famfs("verify", "-S", "5", "-f", os.path.join(mnt.mnt, "r0"))
+    master.famfs("creat", "-s", "2m", os.path.join(mnt.mnt, "r1"))
+    assert p.returncode == 0
+
+
+def test_live_mount_is_not_replaced(mnt, master):
+    """Only a dead mount is replaced: a second daemon on a live one fails."""
+    p = fh.run([fh.FUSED, mnt.dev, mnt.mnt], env=master.env, check=False)
+    assert p.returncode != 0
+    assert "already a famfs mount point" in p.stderr, p.stderr
+    assert fh.alive(mnt.pid)
+    assert mnt.status()["pid"] == str(mnt.pid)
+
+
+def test_client_cannot_be_master(tmp_path, client, device, mounts):
+    """A host whose UUID is not the superblock's cannot act as master."""
+    m = fh.Mount(client, device, str(tmp_path / "cm"),
+                 str(tmp_path / "fused-cm.log"))
+    mounts.append(m)
+    p = m.mount(check=False, extra="role=master")
+    assert p.returncode != 0
+    assert "role=master asked, but this host is a client" in p.stderr, \
+        p.stderr
+    assert not m.mounted()
+    m.mount()
+    assert m.status()["role"] == "client"
+    p = client.famfs("creat", "-s", "2m", os.path.join(m.mnt, "x"),
+                     check=False)
+    assert p.returncode != 0 and p.stderr.strip(), p.stderr
+
+
+def test_other_filesystem_is_not_a_famfs(tmp_path, master):
+    """A device holding another file system: named, and left untouched."""
+    img = str(tmp_path / "ext4.img")
+    with open(img, "wb") as f:
+        f.truncate(64 * fh.MiB)
+    fh.run(["mkfs.ext4", "-q", "-F", img])
+    with open(img, "rb") as f:
+        before = f.read()
+    target = str(tmp_path / "t")
+    os.makedirs(target)
+    p = fh.run([fh.MOUNT, img, target], env=master.env, check=False)
+    assert p.returncode == 32 and "not a famfs" in p.stderr, p.stderr
+    p = master.famfs("fsck", img, check=False)
+    assert p.returncode != 0 and "superblock" in (p.stdout + p.stderr)
+    with open(img, "rb") as f:
+        assert f.read() == before
