@@ -2,6 +2,7 @@
 /* Helpers the famfs subcommands share; see cli.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,19 @@ const char *cli_device;
 bool cli_dryrun;
 
 /* ---- option values ------------------------------------------------------ */
+
+bool cli_help_asked(int c)
+{
+	return c == 'h' || (c == '?' && optopt == '?');
+}
+
+int cli_usage(void (*usage)(FILE *), int c, int ok, int bad)
+{
+	bool help = cli_help_asked(c);
+
+	usage(help ? stdout : stderr);
+	return help ? ok : bad;
+}
 
 int cli_parse_size(const char *what, const char *s, uint64_t *out)
 {

@@ -32,6 +32,14 @@
 extern const char *cli_device; /* --device DEV */
 extern bool cli_dryrun;	       /* --dryrun */
 
+/*
+ * The end of a command's option switch: -h, --help and -? ask for the help
+ * (on stdout); any other unknown option is a usage error (help on stderr).
+ */
+bool cli_help_asked(int c);
+/* Print the help where it belongs; return @ok when asked for, else @bad. */
+int cli_usage(void (*usage)(FILE *), int c, int ok, int bad);
+
 /* Parsers: print a message naming @what and return -1 on junk. */
 int cli_parse_size(const char *what, const char *s, uint64_t *out);
 int cli_parse_mode(const char *what, const char *s, uint32_t *out);

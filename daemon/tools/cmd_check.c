@@ -131,15 +131,8 @@ int cmd_check(int argc, char **argv)
 			ck.verbose++;
 			break;
 		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return 0;
-			}
-			usage(stderr);
-			return CHK_USAGE;
+			return cli_usage(usage, c, 0, CHK_USAGE);
 		}
 	}
 	if (optind != argc - 1) {

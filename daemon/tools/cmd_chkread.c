@@ -99,15 +99,8 @@ int cmd_chkread(int argc, char **argv)
 			is_log = true;
 			break;
 		case 'h':
-			usage(stdout);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return CLI_OK;
-			}
-			usage(stderr);
-			return CLI_USAGE;
+			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 		}
 	}
 	if (optind != argc - 1 || (is_sb && is_log)) {

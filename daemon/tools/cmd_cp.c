@@ -427,10 +427,8 @@ int cmd_cp(int argc, char **argv)
 			cp.verbose++;
 			break;
 		case 'h':
-			usage(stdout);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
+			if (cli_help_asked(c)) {
 				usage(stdout);
 				return CLI_OK;
 			}

@@ -254,11 +254,8 @@ int cmd_creat(int argc, char **argv)
 			verbose++;
 			break;
 		case 'h':
-			usage(stdout);
-			free(files);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
+			if (cli_help_asked(c)) {
 				usage(stdout);
 				free(files);
 				return CLI_OK;

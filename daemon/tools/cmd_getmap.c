@@ -195,15 +195,8 @@ int cmd_getmap(int argc, char **argv)
 			device = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			return GM_MAPPED;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return GM_MAPPED;
-			}
-			usage(stderr);
-			return GM_BADARGS;
+			return cli_usage(usage, c, GM_MAPPED, GM_BADARGS);
 		}
 	}
 	if (optind == argc) {

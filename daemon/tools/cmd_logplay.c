@@ -167,15 +167,8 @@ int cmd_logplay(int argc, char **argv)
 				c);
 			return CLI_USAGE;
 		case 'h':
-			usage(stdout);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return CLI_OK;
-			}
-			usage(stderr);
-			return CLI_USAGE;
+			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 		}
 	}
 	if (optind < argc - 1 || (optind == argc && !device)) {

@@ -127,15 +127,8 @@ int cmd_mkdir(int argc, char **argv)
 			verbose++;
 			break;
 		case 'h':
-			usage(stdout);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return CLI_OK;
-			}
-			usage(stderr);
-			return CLI_USAGE;
+			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 		}
 	}
 	if (optind == argc) {

@@ -38,12 +38,7 @@ int cmd_mkmeta(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		if (c == 'v')
 			continue;
-		if (c == 'h' || optopt == '?') {
-			usage(stdout);
-			return CLI_OK;
-		}
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 	}
 	if (optind != argc - 1) {
 		usage(stderr);

@@ -200,15 +200,8 @@ int cmd_mount(int argc, char **argv)
 			add_opt(opts, sizeof(opts), optarg);
 			break;
 		case 'h':
-			usage(stdout);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return CLI_OK;
-			}
-			usage(stderr);
-			return CLI_USAGE;
+			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 		}
 	}
 	if (optind != argc - 2) {

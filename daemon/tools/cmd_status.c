@@ -486,15 +486,8 @@ int cmd_status(int argc, char **argv)
 			follow = true;
 			break;
 		case 'h':
-			usage(stdout);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return CLI_OK;
-			}
-			usage(stderr);
-			return CLI_USAGE;
+			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 		}
 	}
 	if (!table || !*table)

@@ -226,11 +226,8 @@ int cmd_verify(int argc, char **argv)
 			v.device = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			free(v.files);
-			return CLI_OK;
 		default:
-			if (optopt == '?') {
+			if (cli_help_asked(c)) {
 				usage(stdout);
 				free(v.files);
 				return CLI_OK;

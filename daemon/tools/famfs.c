@@ -99,15 +99,8 @@ int main(int argc, char **argv)
 			printf("famfs %s\n", FAMFS_VERSION);
 			return 0;
 		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			if (optopt == '?') {
-				usage(stdout);
-				return 0;
-			}
-			usage(stderr);
-			return EXIT_NO_COMMAND;
+			return cli_usage(usage, c, 0, EXIT_NO_COMMAND);
 		}
 	}
 	if (optind >= argc) {
