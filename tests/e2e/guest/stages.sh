@@ -329,7 +329,7 @@ stage_upgraded() {
 	dax_up
 	h0=$(dev_hash)
 	note "device hash (first $HASH_MB MiB) before purge: $h0"
-	units=$(pkg_units)
+	units=$(pkg_units | tr '\n' ' ')
 	note "units/rules shipped by famfs: $(echo $units)"
 	t $c "apt purge famfs famfs-dkms" apt-get purge -y famfs famfs-dkms
 	t $c "both packages are gone" sh -c "! dpkg-query -W -f='\${Status}\n' famfs famfs-dkms 2>/dev/null | grep -q installed"
@@ -342,6 +342,12 @@ stage_upgraded() {
 		! ls /etc/systemd/system/*/famfs* /etc/systemd/system/famfs* 2>/dev/null | grep ."
 	t $c "/etc/famfs is gone after purge" test ! -e /etc/famfs
 	t $c "no famfs programs left" sh -c '! command -v famfs && ! command -v famfs-fused && ! ls /sbin/mount.famfs /usr/sbin/mount.famfs 2>/dev/null'
+	# Unloading famfs_fuse leaves the devices famfs_dax had without a
+	# driver; the admin gives them back to device_dax (dkms/README.md).
+	t $c "dax0.0 goes back to device_dax" sh -c "
+		d=/sys/bus/dax/devices/dax0.0
+		[ -e \$d/driver ] || echo dax0.0 >/sys/bus/dax/drivers/device_dax/bind
+		basename \$(readlink \$d/driver) | grep -qx device_dax"
 	h1=$(dev_hash)
 	note "device hash after purge: $h1"
 	t $c "data on $DEV untouched by removal" test -n "$h0" -a "$h0" = "$h1"
