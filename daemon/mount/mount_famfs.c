@@ -210,6 +210,23 @@ static bool has_opt(const char *list, const char *opt)
 	return false;
 }
 
+/*
+ * A devdax device with no driver (famfs_fuse was unloaded, which unbinds
+ * famfs_dax) cannot even be opened to check it: give it to famfs_dax,
+ * as the daemon would. A device on device_dax is the daemon's to move.
+ */
+static void bind_unbound(const char *dev, const struct settings *s)
+{
+	char drv[256];
+
+	if (famfs_dax_driver(dev, drv, sizeof(drv)) || drv[0] ||
+	    !strcmp(s->fallback, "yes"))
+		return;
+	if (famfs_dax_bind(dev))
+		fail("%s has no dax driver and cannot get famfs_dax: %s", dev,
+		     famfs_errmsg());
+}
+
 static const char *daemon_path(void)
 {
 	const char *env = getenv("FAMFS_FUSED");
@@ -299,6 +316,7 @@ int main(int argc, char **argv)
 		fail("mount point %s does not exist", argv[optind + 1]);
 	if (!S_ISDIR(st.st_mode))
 		fail("mount point %s is not a directory", mnt);
+	bind_unbound(dev, &s);
 	rc = famfs_dev_open_fs(dev, 0, &d);
 	if (rc)
 		fail("%s: %s", dev,
