@@ -67,13 +67,20 @@ if [ "$(cat "$R/.famfs-headers" 2>/dev/null)" != "$kver" ]; then
 	echo "$kver" >"$R/.famfs-headers"
 fi
 
-# User-space build tools (for the guest's daemon and CLI, which must link
-# against trixie's libfuse3 and glibc): installed once with apt inside the
-# chroot when FAMFS_CHROOT_USERSPACE=1 asks for them.
+# Package groups installed once with apt inside the chroot when asked for
+# (and again when a list changes); another caller may hold dpkg's lock,
+# so wait for it instead of failing.
+#   FAMFS_CHROOT_USERSPACE=1   user-space build tools for the guest's daemon
+#                              and CLI (they must link trixie's libfuse3/glibc)
+#   FAMFS_CHROOT_KERNELTREE=1  what configuring and building a full kernel
+#                              tree needs, and sparse (dkms/full-tree-check.sh)
 USERSPACE_PKGS="meson ninja-build pkg-config gcc libfuse3-dev zlib1g-dev uuid-dev libsystemd-dev"
-if [ -n "${FAMFS_CHROOT_USERSPACE:-}" ] &&
-	[ "$(cat "$R/.famfs-userspace" 2>/dev/null)" != "$USERSPACE_PKGS" ]; then
-	log "installing user-space build tools: $USERSPACE_PKGS"
+KERNELTREE_PKGS="make flex bison bc libssl-dev libelf-dev sparse"
+apt_group() { # NAME PKG...
+	name=$1
+	shift
+	[ "$(cat "$R/.famfs-$name" 2>/dev/null)" != "$*" ] || return 0
+	log "installing $name packages: $*"
 	unshare -m --propagation private sh -eu -c '
 		R=$1; shift
 		mount -t proc proc "$R/proc"
@@ -81,15 +88,20 @@ if [ -n "${FAMFS_CHROOT_USERSPACE:-}" ] &&
 		cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
 		chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			DEBIAN_FRONTEND=noninteractive sh -c "
-			apt-get update -qq &&
-			apt-get install -y -qq --no-install-recommends $* &&
+			apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+			apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+				--no-install-recommends $* &&
 			apt-get clean"
-	' sh "$R" $USERSPACE_PKGS >"$C/chroot-userspace.log" 2>&1 || {
-		tail -n 20 "$C/chroot-userspace.log" >&2
-		die "installing user-space build tools failed (log: $C/chroot-userspace.log)"
+	' sh "$R" "$@" >"$C/chroot-$name.log" 2>&1 || {
+		tail -n 20 "$C/chroot-$name.log" >&2
+		die "installing $name packages failed (log: $C/chroot-$name.log)"
 	}
-	echo "$USERSPACE_PKGS" >"$R/.famfs-userspace"
-fi
+	echo "$*" >"$R/.famfs-$name"
+}
+# shellcheck disable=SC2086
+[ -z "${FAMFS_CHROOT_USERSPACE:-}" ] || apt_group userspace $USERSPACE_PKGS
+# shellcheck disable=SC2086
+[ -z "${FAMFS_CHROOT_KERNELTREE:-}" ] || apt_group kerneltree $KERNELTREE_PKGS
 
 if [ $# -eq 0 ]; then
 	echo "$R"

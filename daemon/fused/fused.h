@@ -73,6 +73,10 @@ struct fused {
 	bool alloc_valid;
 
 	int64_t mount_time;
+
+	/* the device's health as famfs_dax reports it (health.c) */
+	char health[64];
+	int64_t health_checked;
 };
 
 /* ---- logging (log.c) ---- */
@@ -99,6 +103,14 @@ size_t fused_status(struct fused *fs, char *buf, size_t len);
 /* Device range behind .superblock or .log (fmap for GET_FMAP too). */
 int fused_meta_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
 		    uint64_t *size);
+
+/* ---- device health (health.c) ---- */
+/*
+ * Re-read the kernel's famfs_health of our device (at most every 100 ms
+ * unless @now) into fs->health: "ok", "failed pfn=...", or "unknown" when
+ * the device has none; log when it fails.
+ */
+void fused_health_check(struct fused *fs, bool now);
 
 /* ---- FUSE operations (ops.c) ---- */
 extern const struct fuse_lowlevel_ops fused_ops;

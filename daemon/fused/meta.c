@@ -3,7 +3,7 @@
  * The .meta directory: the superblock and the log as files, so the famfs
  * CLI can work through a mount exactly as on a raw device, and .status,
  * a key=value report for "famfs status" (key names are a contract with
- * the CLI: add keys, never rename them).
+ * the CLI: add keys, never rename them; device_health is health.c's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -96,6 +96,7 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 	const struct famfs_alloc *a = fused_alloc(fs);
 	int n;
 
+	fused_health_check(fs, true);
 	n = snprintf(buf, len,
 		     "mode=%s\n"
 		     "device=%s\n"
@@ -118,7 +119,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "alloc_unit=%llu\n"
 		     "dev_size=%llu\n"
 		     "space_used=%llu\n"
-		     "version=%s\n",
+		     "version=%s\n"
+		     "device_health=%s\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -134,7 +136,7 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->g.alloc_unit,
 		     (unsigned long long)fs->g.dev_size,
 		     (unsigned long long)(a ? a->used * a->alloc_unit : 0),
-		     FAMFS_VERSION);
+		     FAMFS_VERSION, fs->health);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

@@ -45,6 +45,8 @@ int fused_refresh(struct fused *fs)
 	int rc;
 
 	fs->refreshes++;
+	/* The timer comes here too: notice a failed device soon. */
+	fused_health_check(fs, false);
 	famfs_dev_invalidate(&fs->dev, fs->dev.log, sizeof(*fs->dev.log));
 	rc = famfs_log_check_header(fs->dev.log, fs->dev.log_len);
 	if (rc) {

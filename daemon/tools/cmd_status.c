@@ -32,9 +32,12 @@ static void usage(FILE *f)
 		"or client), the daemon's pid and request count, how full the log is and\n"
 		"how much space is used and free.\n"
 		"\n"
-		"A mount is healthy when its daemon answers (.meta/.status can be read)\n"
-		"and its superblock and log check clean. The first line says whether the\n"
-		"famfs kernel module (famfs_fuse) is loaded: without it mounts run in\n"
+		"A mount is healthy when its daemon answers (.meta/.status can be read),\n"
+		"its superblock and log check clean and the kernel has not marked its\n"
+		"device failed after a memory error (\"memory:\", the device's famfs_health\n"
+		"in sysfs: ok, failed pfn=..., or unknown when the device is not served\n"
+		"by the famfs_fuse module's famfs_dax driver). The first line says whether\n"
+		"the famfs kernel module (famfs_fuse) is loaded: without it mounts run in\n"
 		"fallback mode.\n"
 		"\n"
 		"Options:\n"
@@ -193,6 +196,14 @@ static void read_status(struct mnt *m)
 		problem(m, "%s", ".meta/.status does not give the mode");
 	if (kv(m, "log_damaged") && strcmp(kv(m, "log_damaged"), "0"))
 		problem(m, "%s", "the daemon found a damaged log entry (run famfs fsck)");
+	if (kv(m, "device_health") && !strncmp(kv(m, "device_health"), "failed", 6)) {
+		char msg[PATH_MAX + 256];
+
+		snprintf(msg, sizeof(msg),
+			 "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS; unmount, then bind the device to famfs_dax again",
+			 kv(m, "device_health"));
+		problem(m, "%s", msg);
+	}
 }
 
 static void read_fs(struct mnt *m)
@@ -308,6 +319,8 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			printf("  role:      %s\n", kv(m, "role"));
 		else if (m->fsck_ok)
 			printf("  role:      %s\n", famfs_role_name(r->role));
+		if (kv(m, "device_health"))
+			printf("  memory:    %s\n", kv(m, "device_health"));
 		if (kv(m, "pid"))
 			printf("  daemon:    pid %s%s%s, %s requests served\n",
 			       kv(m, "pid"), kv(m, "unit") ? ", " : "",

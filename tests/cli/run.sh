@@ -363,7 +363,7 @@ t_status_fake() {
 	mkdir -p "$fake/.meta" || return 1
 	dd if="$IMG" of="$fake/.meta/.superblock" bs=2M count=1 2>/dev/null
 	dd if="$IMG" of="$fake/.meta/.log" bs=2M skip=1 count=4 2>/dev/null
-	printf 'mode=fallback\ndevice=%s\nrole=master\npid=1\nrequests=5\npoll_ms=1000\n' "$IMG" >"$fake/.meta/.status"
+	printf 'mode=fallback\ndevice=%s\nrole=master\npid=1\nrequests=5\npoll_ms=1000\ndevice_health=ok\n' "$IMG" >"$fake/.meta/.status"
 	printf '%s %s fuse.famfs rw,nosuid 0 0\n' "$IMG" "${fake// /\\040}" >"$tab"
 	echo "/dev/sda1 / ext4 rw 0 0" >>"$tab"
 	FAMFS_MOUNTS=$tab run 0 "$FAMFS" status --json || return 1
@@ -378,6 +378,13 @@ assert m["mode"] == "fallback" and m["status"]["requests"] == 5
 assert m["log"]["used"] > 0 and m["space"]["free"] > 0 and m["files"] > 0
 EOF
 	FAMFS_MOUNTS=$tab run 0 "$FAMFS" status && has_out "mode: *fallback" || return 1
+	has_out "memory: *ok" || return 1
+	# The kernel failed the device (famfs_health): not healthy, exit 1.
+	printf 'mode=famfs\ndevice=%s\nrole=master\npid=1\ndevice_health=failed pfn=0x12345\n' "$IMG" >"$fake/.meta/.status"
+	FAMFS_MOUNTS=$tab run 1 "$FAMFS" status && has_out "NOT HEALTHY" || return 1
+	has_out "memory: *failed pfn=0x12345" && has_out "problem: .*memory error" || return 1
+	FAMFS_MOUNTS=$tab run 1 "$FAMFS" status --json || return 1
+	$PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["mounts"][0]; sys.exit(not (m["healthy"] is False and m["status"]["device_health"] == "failed pfn=0x12345" and any("memory error" in p for p in m["problems"])))' "$OUT" || return 1
 	rm "$fake/.meta/.status"
 	FAMFS_MOUNTS=$tab run 1 "$FAMFS" status --json || return 1
 	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["healthy"])' "$OUT"
@@ -478,6 +485,8 @@ assert len(m) == 1, d
 m = m[0]
 assert m["mode"] == "fallback", m
 assert m["role"] == "master" and m["files"] >= 2 and m["log"]["used"] > 0, m
+# an image file has no famfs_health in sysfs
+assert m["status"]["device_health"] == "unknown", m
 EOF
 	[ $? -eq 0 ] || return 1
 	run 0 F status "$MNT" && has_out "mode: *fallback"

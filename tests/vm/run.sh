@@ -73,6 +73,19 @@ log "guest user space ready ($(since "$t0") s)"
 # Host-side check: the daemon's ABI header matches the patched fuse.h.
 abi_ok=0
 "$top/dkms/abi-check.sh" >"$w/abi.log" 2>&1 && abi_ok=1 || cat "$w/abi.log" >&2
+# The series as an upstream series in the full kernel tree (full-tree.sh:
+# about a minute when the series or the kernel changed, else kept). Only
+# with all cases: a run of a few cases is someone working on those.
+: >"$w/fulltree.txt"
+if [ "$cases" = all ]; then
+	t0=$(now)
+	"$here/full-tree.sh" "$kver" >"$w/fulltree.txt" 2>"$w/fulltree.log" || {
+		tail -n 20 "$w/fulltree.log" >&2
+		grep -q '^not ok' "$w/fulltree.txt" ||
+			echo "not ok - tests/vm/full-tree.sh failed" >>"$w/fulltree.txt"
+	}
+	log "full-tree check done ($(since "$t0") s)"
+fi
 
 # 2. Initramfs: cached base + our files.
 t0=$(now)
@@ -168,6 +181,9 @@ else
 	pass=$((pass + 1))
 	echo "ok - kernel log of the guest is clean"
 fi
+cat "$w/fulltree.txt"
+pass=$((pass + $(grep -c '^ok' "$w/fulltree.txt" || true)))
+fail=$((fail + $(grep -c '^not ok' "$w/fulltree.txt" || true)))
 if [ $abi_ok = 1 ]; then
 	pass=$((pass + 1))
 	echo "ok - famfs_fuse_abi.h matches the patched uapi fuse.h"

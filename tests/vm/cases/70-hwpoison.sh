@@ -1,21 +1,39 @@
 # A memory error on a famfs file's page (madvise MADV_HWPOISON): the
 # process that had it mapped gets SIGBUS, the device is marked failed,
-# further access to its files fails cleanly, the kernel stays up and the
-# mount unmounts.
+# further access to its files fails cleanly, the daemon logs it and
+# famfs status reports it, the kernel stays up and the mount unmounts.
 M=/mnt/famfs
 S=$M/.meta/.status
+L=/tmp/fused-hwpoison.log
 export FAMFS_FUSED=/usr/bin/famfs-fused
 
 t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
-t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no
+t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L
 t "famfs creat a file to poison" famfs creat -s 8m -r -S 41 $M/poison
 t "files readable before the error" sh -c "famfs verify -S 41 $M/poison && famfs verify -S 13 $M/il2"
+t "famfs status before the error: healthy, memory ok" sh -c "
+	grep -x 'device_health=ok' $S && famfs status $M &&
+	famfs status $M | grep -x '  memory: *ok'"
 dmesg -c >/dev/console
 t "MADV_HWPOISON on a mapped famfs page: SIGBUS" fvt hwpoison $M/poison 0x100000
 t "the kernel logged the memory error and failed the device" sh -c "
 	dmesg | grep -E 'famfs|Memory failure|memory failure'; dmesg | grep -q 'device failed'"
 t "famfs_health reports the failure" sh -c "
 	cat /sys/bus/dax/devices/dax0.0/famfs_health; grep -q '^failed' /sys/bus/dax/devices/dax0.0/famfs_health"
+# Nothing reads .status before this check: the daemon's poll timer
+# (poll_ms 1000) must notice the failure on its own.
+t "famfs-fused logs a warning naming the failed device" sh -c "
+	i=0; while ! grep -q 'warning: device /dev/dax0.0 failed (famfs_health: failed pfn=' $L; do
+		i=\$((i + 1)); [ \$i -le 50 ] || exit 1; sleep 0.1; done; cat $L"
+t "the daemon's .status says device_health=failed" grep '^device_health=failed pfn=0x' $S
+t "famfs status: NOT HEALTHY, memory failed, exit 1" sh -c "
+	famfs status $M >/tmp/st.txt; rc=\$?; cat /tmp/st.txt; [ \$rc -eq 1 ] &&
+	grep -q ': NOT HEALTHY' /tmp/st.txt && grep -q '^  memory: *failed pfn=0x' /tmp/st.txt &&
+	grep -q 'problem: .*memory error' /tmp/st.txt"
+t "famfs status --json: healthy false, device_health failed" sh -c "
+	famfs status --json $M >/tmp/st.json; rc=\$?; cat /tmp/st.json; [ \$rc -eq 1 ] &&
+	grep -q '\"healthy\":false}\$' /tmp/st.json &&
+	grep -q '\"device_health\":\"failed pfn=0x' /tmp/st.json"
 t "read(2) of the poisoned file: EIO" fvt expect EIO read $M/poison
 t "read(2) of another file on the device: EIO" fvt expect EIO read $M/il2
 t "write(2) to a file on the device: EIO" fvt expect EIO write $M/il2
