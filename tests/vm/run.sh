@@ -1,10 +1,12 @@
 #!/bin/sh
 # The VM test tier: builds famfs_fuse.ko for the trixie kernel (in the
 # trixie chroot), boots that kernel in QEMU with a busybox initramfs and an
-# NVDIMM, runs tests/vm/cases/*.sh in the guest and prints one line per
+# NVDIMM, runs tests/vm/cases/*.sh in the guest, then the pair (two guests
+# sharing one NVDIMM backing file, tests/vm/pair/), and prints one line per
 # check, then "N passed, N failed". Exit status 0 only if all passed.
 #
-#   tests/vm/run.sh [CASE,...]     e.g. tests/vm/run.sh 10-module
+#   tests/vm/run.sh [CASE,...]     e.g. tests/vm/run.sh 10-module; "pair"
+#                                  names the pair (default: all, and the pair)
 #
 # Environment:
 #   FAMFS_CACHE     trixie cache (default <repo>/cache/trixie)
@@ -232,7 +234,7 @@ if [ "$fail" -ne 0 ] && [ -z "${VM_KEEP:-}" ]; then
 	mkdir -p "$C/vm/last-failure"
 	rm -f "$C/vm/last-failure/"*
 	for f in "$w"/*.console "$w"/*.txt "$w/build.log"; do
-		[ -f "$f" ] && cp "$f" "$C/vm/last-failure/"
+		if [ -f "$f" ]; then cp "$f" "$C/vm/last-failure/"; fi
 	done
 	log "logs of this run: $C/vm/last-failure/"
 fi
