@@ -74,4 +74,4 @@ deb rpm:
 	scripts/build-packages.sh $@
 
 clean:
-	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg build-vm

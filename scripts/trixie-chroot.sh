@@ -110,16 +110,24 @@ fi
 
 cwd=$(pwd)
 case $cwd in "$top"|"$top"/*) ;; *) cwd=$top ;; esac
+# In a git worktree .git is a file naming the repository elsewhere: bind
+# that too, so git works inside (the package build reads HEAD).
+gitdir=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+case $gitdir in "$top"/*) gitdir= ;; esac
 
 # Run in a private mount namespace: nothing to clean up afterwards.
 exec unshare -m --propagation private sh -eu -c '
-	R=$1 top=$2 cwd=$3; shift 3
+	R=$1 top=$2 cwd=$3 gitdir=$4; shift 4
 	mount -t proc proc "$R/proc"
 	mount --bind /dev "$R/dev"
 	mount -t tmpfs tmpfs "$R/tmp"
 	# After /tmp: a checkout under /tmp must not be hidden by the tmpfs.
 	mkdir -p "$R$top"
 	mount --bind "$top" "$R$top"
+	if [ -n "$gitdir" ]; then
+		mkdir -p "$R$gitdir"
+		mount --bind "$gitdir" "$R$gitdir"
+	fi
 	# Make the chroot look like a trixie system with linux-source-6.12.
 	src=$(dirname "$R")/root/usr/src/linux-source-6.12.tar.xz
 	if [ -f "$src" ]; then
@@ -131,4 +139,4 @@ exec unshare -m --propagation private sh -eu -c '
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
 		KVER="$(cat "$R/.famfs-headers")" \
 		sh -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"
-' sh "$R" "$top" "$cwd" "$@"
+' sh "$R" "$top" "$cwd" "$gitdir" "$@"

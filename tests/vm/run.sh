@@ -1,10 +1,12 @@
 #!/bin/sh
 # The VM test tier: builds famfs_fuse.ko for the trixie kernel (in the
 # trixie chroot), boots that kernel in QEMU with a busybox initramfs and an
-# NVDIMM, runs tests/vm/cases/*.sh in the guest and prints one line per
+# NVDIMM, runs tests/vm/cases/*.sh in the guest, then the pair (two guests
+# sharing one NVDIMM backing file, tests/vm/pair/), and prints one line per
 # check, then "N passed, N failed". Exit status 0 only if all passed.
 #
-#   tests/vm/run.sh [CASE,...]     e.g. tests/vm/run.sh 10-module
+#   tests/vm/run.sh [CASE,...]     e.g. tests/vm/run.sh 10-module; "pair"
+#                                  names the pair (default: all, and the pair)
 #
 # Environment:
 #   FAMFS_CACHE     trixie cache (default <repo>/cache/trixie)
@@ -95,14 +97,18 @@ base=$C/vm/base-$kver.cpio.gz
 o=$w/overlay
 mkdir -p "$o/tests/cases" "$o/lib/modules"
 cp "$here/guest/init" "$o/init"
-cp "$here/guest/lib.sh" "$o/tests/"
+cp "$here/guest/lib.sh" "$here/guest/pair.sh" "$o/tests/"
 cp "$here/cases/"*.sh "$o/tests/cases/"
+mkdir -p "$o/tests/pair"
+cp "$here/pair/"*.sh "$o/tests/pair/"
 [ -z "${VM_EXTRA_CASES:-}" ] || cp "$VM_EXTRA_CASES"/*.sh "$o/tests/cases/"
 cp "$ko" "$o/lib/modules/"
-# Guest helper programs (tests/vm/guest-src/*.c), static, built here.
-mkdir -p "$o/usr/bin" "$C/vm/bin"
+# Guest helper programs (tests/vm/guest-src/*.c), static, built here,
+# into this work tree (the cache is shared by work trees whose sources
+# may differ).
+mkdir -p "$o/usr/bin" "$top/build-vm"
 for src in "$here/guest-src/"*.c; do
-	b=$C/vm/bin/$(basename "$src" .c)
+	b=$top/build-vm/$(basename "$src" .c)
 	if [ ! -x "$b" ] || [ "$src" -nt "$b" ] ||
 		[ -n "$(find "$top/dkms/include" -newer "$b" -name '*.h' 2>/dev/null)" ]; then
 		${CC:-cc} -static -O2 -Wall -Wextra -Werror -I"$top/dkms/include/uapi" \
@@ -138,48 +144,96 @@ head -c "$pad" /dev/zero >>"$w/initrd"
 cat "$w/overlay.cpio" >>"$w/initrd"
 log "initramfs ready ($(since "$t0") s)"
 
-# 3. Boot. The NVDIMM's backing file: sparse, no labels (the namespace
-# is set up on each boot).
+# 3. Boot. boot NAME CASES [QEMU ARGS...] runs one guest to its end with
+# the cases CASES; its console, results and QEMU messages go to
+# $w/NAME.console, .results and .qemu, its exit status to $w/NAME.rc.
+# The NVDIMM's backing file is sparse and has no labels (the namespace is
+# set up on each boot).
 nvsize=${VM_NVDIMM:-3G}
-truncate -s "$nvsize" "$w/pmem0.img"
-: >"$w/results"
-t0=$(now)
-set +e
-timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
-	-machine pc,nvdimm=on -m "${VM_MEM:-1G},slots=2,maxmem=8G" \
-	-object memory-backend-file,id=pmem0,share=on,mem-path="$w/pmem0.img",size=$nvsize,align=2M \
-	-device nvdimm,memdev=pmem0,id=nvdimm0 \
-	-kernel "$vmlinuz" -initrd "$w/initrd" \
-	-append "console=ttyS0 panic=-1 famfs.test=$cases" \
-	-display none -monitor none -no-reboot \
-	-serial file:"$w/console.log" -serial file:"$w/results" \
-	</dev/null >"$w/qemu.log" 2>&1
-qrc=$?
-set -e
-log "guest ran $(since "$t0") s (qemu exit $qrc)"
-[ -n "${VM_VERBOSE:-}" ] && cat "$w/console.log" >&2
+boot() {
+	local name=$1 cases=$2
+	shift 2
+	: >"$w/$name.results"
+	if timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+		-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
+		-machine pc,nvdimm=on -m "${VM_MEM:-1G},slots=2,maxmem=8G" \
+		-object memory-backend-file,id=pmem0,share=on,mem-path="$w/$name.pmem",size=$nvsize,align=2M \
+		-device nvdimm,memdev=pmem0,id=nvdimm0 \
+		"$@" \
+		-kernel "$vmlinuz" -initrd "$w/initrd" \
+		-append "console=ttyS0 panic=-1 famfs.test=$cases" \
+		-display none -monitor none -no-reboot \
+		-serial file:"$w/$name.console" -serial file:"$w/$name.results" \
+		</dev/null >"$w/$name.qemu" 2>&1; then
+		echo 0 >"$w/$name.rc"
+	else
+		echo $? >"$w/$name.rc"
+	fi
+}
 
-# 4. Results.
-tr -d '\r' <"$w/results" >"$w/results.txt"
-pass=$(grep -c '^ok ' "$w/results.txt" || true)
-fail=$(grep -c '^not ok ' "$w/results.txt" || true)
-grep -E '^(ok|not ok) |^# bench' "$w/results.txt" || true
-if ! grep -q '^# done' "$w/results.txt"; then
-	fail=$((fail + 1))
-	echo "not ok - guest did not finish (qemu exit $qrc, timeout ${timeout_s}s)"
-	cat "$w/qemu.log" >&2
-	tail -n 40 "$w/console.log" >&2
+# 4. Results. results NAME [LABEL]: print the guest's checks (names
+# prefixed with LABEL), add "the guest finished" on failure and "its
+# kernel log is clean", and count them into pass and fail.
+pass=0
+fail=0
+results() {
+	local name=$1 label=${2:-} p f
+	tr -d '\r' <"$w/$name.results" >"$w/$name.txt"
+	p=$(grep -c '^ok ' "$w/$name.txt" || true)
+	f=$(grep -c '^not ok ' "$w/$name.txt" || true)
+	grep -E '^(ok|not ok) |^# bench|^# measure' "$w/$name.txt" |
+		sed -E "s/^((not )?ok [0-9]+ - )/\1$label/" || true
+	pass=$((pass + p))
+	fail=$((fail + f))
+	if ! grep -q '^# done' "$w/$name.txt"; then
+		fail=$((fail + 1))
+		echo "not ok - ${label}guest did not finish (qemu exit $(cat "$w/$name.rc"), timeout ${timeout_s}s)"
+		cat "$w/$name.qemu" >&2
+		tail -n 40 "$w/$name.console" >&2
+	fi
+	# The host also checks the whole console for kernel trouble.
+	if grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' \
+		"$w/$name.console" >"$w/$name.trouble" 2>/dev/null; then
+		fail=$((fail + 1))
+		echo "not ok - ${label}kernel log of the guest is clean"
+		head -n 20 "$w/$name.trouble" >&2
+	else
+		pass=$((pass + 1))
+		echo "ok - ${label}kernel log of the guest is clean"
+	fi
+	[ -z "${VM_VERBOSE:-}" ] || cat "$w/$name.console" >&2
+}
+
+# The single guest runs every case but the pair; the pair runs when asked
+# for ("pair" in CASE, or all).
+single=$(echo ",$cases," | sed 's/,pair,/,/g; s/^,*//; s/,*$//')
+pair=
+case ",$cases," in *,all,*|*,pair,*) pair=1 ;; esac
+if [ -n "$single" ]; then
+	truncate -s "$nvsize" "$w/one.pmem"
+	t0=$(now)
+	boot one "$single"
+	log "guest ran $(since "$t0") s (qemu exit $(cat "$w/one.rc"))"
+	results one
 fi
-# The host also checks the whole console for kernel trouble.
-if grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' \
-	"$w/console.log" >"$w/trouble" 2>/dev/null; then
-	fail=$((fail + 1))
-	echo "not ok - kernel log of the guest is clean"
-	head -n 20 "$w/trouble" >&2
-else
-	pass=$((pass + 1))
-	echo "ok - kernel log of the guest is clean"
+# The pair: guests A and B share one NVDIMM backing file (both map the
+# same host pages: memory-backend-file share=on) and talk through a
+# shared ivshmem-plain device, the mailbox (see README.md).
+if [ -n "$pair" ]; then
+	truncate -s "$nvsize" "$w/shared.pmem"
+	ln -sf shared.pmem "$w/a.pmem"
+	ln -sf shared.pmem "$w/b.pmem"
+	truncate -s 1M "$w/mbox.img"
+	mbox="-object memory-backend-file,id=mbox,share=on,mem-path=$w/mbox.img,size=1M -device ivshmem-plain,memdev=mbox"
+	t0=$(now)
+	# shellcheck disable=SC2086
+	boot a pair-a $mbox &
+	# shellcheck disable=SC2086
+	boot b pair-b $mbox &
+	wait
+	log "pair ran $(since "$t0") s (qemu exit $(cat "$w/a.rc") and $(cat "$w/b.rc"))"
+	results a "A: "
+	results b "B: "
 fi
 cat "$w/fulltree.txt"
 pass=$((pass + $(grep -c '^ok' "$w/fulltree.txt" || true)))
@@ -193,7 +247,10 @@ else
 fi
 if [ "$fail" -ne 0 ] && [ -z "${VM_KEEP:-}" ]; then
 	mkdir -p "$C/vm/last-failure"
-	cp "$w/console.log" "$w/results.txt" "$w/build.log" "$C/vm/last-failure/" 2>/dev/null || true
+	rm -f "$C/vm/last-failure/"*
+	for f in "$w"/*.console "$w"/*.txt "$w/build.log"; do
+		if [ -f "$f" ]; then cp "$f" "$C/vm/last-failure/"; fi
+	done
 	log "logs of this run: $C/vm/last-failure/"
 fi
 echo "$pass passed, $fail failed"

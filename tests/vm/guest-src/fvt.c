@@ -22,6 +22,21 @@
  *                                  GO to exist, sum again: equal sums pass
  *   fvt bench FILE DEV DEVOFF SIZE PASSES
  *                                  famfs mmap vs raw device mmap, A/B passes
+ *   fvt now                        CLOCK_MONOTONIC in seconds (for scripts)
+ *   fvt msum FILE...               a checksum of each FILE read by mmap
+ *   fvt names DIR...               DIR/NAME for each entry of each DIR, from
+ *                                  readdir alone (no lookup, no stat)
+ *   fvt watchmap FILE LEN SEED1 SEED2 READY GO
+ *                                  map FILE, check pattern SEED1 in its first
+ *                                  LEN bytes, create READY, wait for GO, then
+ *                                  check SEED2 through the same mapping
+ *   fvt visible LOG PATH STATUS|- READY SECONDS
+ *                                  create READY, wait for another host to
+ *                                  commit a log entry (LOG: the mount's
+ *                                  .meta/.log), then for PATH to show: with
+ *                                  "-" by stat(2) (a lookup), with STATUS by
+ *                                  the daemon's log_entries only (its poll);
+ *                                  prints the delay from the commit
  *
  * MAP describes where FILE lives, as "famfs getmap" prints it:
  *   s:OFF:LEN[,s:OFF:LEN...]           simple extents, in file order
@@ -29,6 +44,7 @@
  * Numbers may be decimal or 0x hex. Output: one line of key=value facts.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -225,25 +241,32 @@ static int devcmp(const char *file, const char *dev, const char *map)
 
 /* ---- simple commands ---- */
 
-/* The daemon's request counter, from its .meta/.status; -1 without one. */
-static long long requests(const char *status)
+/* KEY's value in the daemon's .meta/.status (KEY= at a line start). */
+static long long status_value(const char *status, const char *key)
 {
 	char buf[8192], *p;
+	size_t klen = strlen(key);
 	int fd;
 	ssize_t n;
 
-	if (!status)
-		return -1;
 	fd = openf(status, O_RDONLY);
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf + 1, sizeof(buf) - 2);
 	close(fd);
 	if (n <= 0)
 		die("%s: empty", status);
-	buf[n] = 0;
-	p = strstr(buf, "requests=");
-	if (!p)
-		die("%s: no requests=", status);
-	return atoll(p + 9);
+	buf[0] = '\n';
+	buf[n + 1] = 0;
+	for (p = buf; (p = strchr(p, '\n')); p++)
+		if (!strncmp(p + 1, key, klen) && p[1 + klen] == '=')
+			return atoll(p + 2 + klen);
+	die("no such key in the status: %s", key);
+	return -1;
+}
+
+/* The daemon's request counter; -1 without a status file. */
+static long long requests(const char *status)
+{
+	return status ? status_value(status, "requests") : -1;
 }
 
 /* Requests that reading STATUS itself costs (the same every time). */
@@ -332,6 +355,18 @@ static int patwrite(const char *file, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/* The first of @len bytes at @p not in pattern @seed (from @patoff); @len if none. */
+static uint64_t patdiff(const volatile uint8_t *p, uint64_t len, uint64_t seed,
+			uint64_t patoff)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, patoff + i))
+			break;
+	return i;
+}
+
 static int patcheck(const char *path, uint64_t off, uint64_t len,
 		    uint64_t seed, int dev, uint64_t patoff)
 {
@@ -349,12 +384,12 @@ static int patcheck(const char *path, uint64_t off, uint64_t len,
 			return 1;
 		}
 	}
-	for (i = 0; i < len; i++)
-		if (b[i] != pat(seed, patoff + i)) {
-			printf("check %s: byte %llu differs\n", path,
-			       (unsigned long long)(off + i));
-			return 1;
-		}
+	i = patdiff(b, len, seed, patoff);
+	if (i < len) {
+		printf("check %s: byte %llu differs\n", path,
+		       (unsigned long long)(off + i));
+		return 1;
+	}
 	printf("check %s off=%llu len=%llu ok\n", path, (unsigned long long)off,
 	       (unsigned long long)len);
 	return 0;
@@ -366,7 +401,7 @@ static int errnum(const char *s)
 		{ "EIO", EIO }, { "EPERM", EPERM }, { "EINVAL", EINVAL },
 		{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENOSPC", ENOSPC },
 		{ "EACCES", EACCES }, { "ENOTCONN", ENOTCONN },
-		{ "SIGBUS", -SIGBUS }, { "0", 0 },
+		{ "EROFS", EROFS }, { "SIGBUS", -SIGBUS }, { "0", 0 },
 	};
 	unsigned int i;
 
@@ -492,6 +527,131 @@ static int holdmap(const char *file, const char *ready, const char *go)
 	       (unsigned long long)a, (unsigned long long)b,
 	       a == b ? "same" : "DIFFERENT");
 	return a == b ? 0 : 1;
+}
+
+/* ---- two hosts ---- */
+
+static void create(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+
+	if (fd < 0)
+		die("cannot create %s", path);
+	close(fd);
+}
+
+/* A position-dependent 64-bit hash of each file's bytes, read by mmap. */
+static int msum(char **files, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int fd = openf(files[i], O_RDONLY);
+		off_t size = fsize(fd), o;
+		const volatile uint8_t *p =
+			size ? mapf(fd, size, PROT_READ, 0) : NULL;
+		uint64_t h = 0xcbf29ce484222325ULL;
+
+		close(fd);
+		for (o = 0; o + 8 <= size; o += 8)
+			h = (h ^ *(const volatile uint64_t *)(p + o)) *
+			    0x100000001b3ULL;
+		for (; o < size; o++)
+			h = (h ^ p[o]) * 0x100000001b3ULL;
+		printf("%s %lld %016llx\n", files[i], (long long)size,
+		       (unsigned long long)h);
+		if (size)
+			munmap((void *)p, size);
+	}
+	return 0;
+}
+
+static int names(char **dirs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+
+		if (!d) {
+			fprintf(stderr, "fvt: %s: %s\n", dirs[i], strerror(errno));
+			return 1;
+		}
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				printf("%s/%s\n", dirs[i], e->d_name);
+		closedir(d);
+	}
+	return 0;
+}
+
+/* One mapping sees what another host writes: no page cache between. */
+static int watchmap(const char *file, uint64_t len, uint64_t s1, uint64_t s2,
+		    const char *ready, const char *go)
+{
+	int fd = openf(file, O_RDONLY);
+	const volatile uint8_t *p = mapf(fd, len, PROT_READ, 0);
+	uint64_t a, b;
+
+	close(fd);
+	a = patdiff(p, len, s1, 0);
+	create(ready);
+	while (access(go, F_OK))
+		usleep(20000);
+	b = patdiff(p, len, s2, 0);
+	printf("watchmap %s len=%llu: seed %llu %s, then seed %llu %s\n", file,
+	       (unsigned long long)len, (unsigned long long)s1,
+	       a == len ? "ok" : "WRONG", (unsigned long long)s2,
+	       b == len ? "ok" : "WRONG");
+	return a == len && b == len ? 0 : 1;
+}
+
+/*
+ * How long after another host commits a log entry this mount shows @path.
+ * The commit is seen in the log header (next_index at byte 40) through a
+ * mapping of the mount's .meta/.log, which in famfs mode is the device
+ * memory itself. With @status, only the daemon's own poll may find the
+ * entry: nothing here looks up a name until its log_entries has it.
+ */
+static int visible(const char *log, const char *path, const char *status,
+		   const char *ready, double seconds)
+{
+	int fd = openf(log, O_RDONLY);
+	const volatile uint64_t *hdr = mapf(fd, 4096, PROT_READ, 0);
+	uint64_t n0 = hdr[5], n = n0;
+	double start = now(), t0 = 0, t1 = 0;
+	struct stat st;
+
+	close(fd);
+	create(ready);
+	while (now() - start < seconds) {
+		n = __atomic_load_n(&hdr[5], __ATOMIC_ACQUIRE);
+		if (!t0 && n != n0)
+			t0 = now();
+		if (!status && !stat(path, &st)) {
+			t1 = now();
+			break;
+		}
+		if (status && t0 &&
+		    status_value(status, "log_entries") >= (long long)n) {
+			t1 = now();
+			break;
+		}
+		usleep(500);
+	}
+	if (!t1 || (status && stat(path, &st))) {
+		printf("visible %s: not seen in %.0f s (log index %llu -> %llu)\n",
+		       path, seconds, (unsigned long long)n0,
+		       (unsigned long long)n);
+		return 1;
+	}
+	if (!t0)
+		t0 = t1; /* the name showed before the header was read */
+	printf("visible %s via=%s delay_ms=%.1f index=%llu\n", path,
+	       status ? "poll" : "lookup", (t1 - t0) * 1000,
+	       (unsigned long long)n);
+	return 0;
 }
 
 /* ---- bench ---- */
@@ -620,6 +780,19 @@ int main(int argc, char **argv)
 		return hwpoison(argv[2], num(argv[3]));
 	if (!strcmp(c, "holdmap") && argc == 5)
 		return holdmap(argv[2], argv[3], argv[4]);
+	if (!strcmp(c, "now") && argc == 2)
+		return printf("%.6f\n", now()) < 0;
+	if (!strcmp(c, "msum") && argc >= 3)
+		return msum(argv + 2, argc - 2);
+	if (!strcmp(c, "names") && argc >= 3)
+		return names(argv + 2, argc - 2);
+	if (!strcmp(c, "watchmap") && argc == 8)
+		return watchmap(argv[2], num(argv[3]), num(argv[4]),
+				num(argv[5]), argv[6], argv[7]);
+	if (!strcmp(c, "visible") && argc == 7)
+		return visible(argv[2], argv[3],
+			       strcmp(argv[4], "-") ? argv[4] : NULL, argv[5],
+			       atof(argv[6]));
 	if (!strcmp(c, "bench") && argc == 7)
 		return bench(argv[2], argv[3], num(argv[4]), num(argv[5]),
 			     atoi(argv[6]));
