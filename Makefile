@@ -75,4 +75,4 @@ deb rpm:
 	scripts/build-packages.sh $@
 
 clean:
-	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg build-bench

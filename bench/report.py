@@ -192,10 +192,10 @@ set ylabel "MiB/s"
 set logscale xy 2
 set xtics (%s)
 set grid
-set key top left
+set key bottom right
 plot "%s" using 1:2 with linespoints lw 2 title "famfs mmap + memcpy", \\
      "" using 1:5 with linespoints lw 2 dt 2 title "stock devdax mmap + memcpy", \\
-     "" using 1:3 with linespoints lw 1 dt 3 title "raw node mmap (same memory) + memcpy", \\
+     "" using 1:3 with linespoints lw 2 dt 3 title "raw node mmap (same memory) + memcpy", \\
      "" using 1:4 with linespoints lw 2 title "famfs read(2)"
 """ % (png, pts[0][1]["passes"], xtics, dat)
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
