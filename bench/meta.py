@@ -94,7 +94,7 @@ class Mount:
         run("umount", self.mnt)
 
 
-def bench_creat(work, empty, full, raw):
+def bench_creat(empty, full, raw):
     """Interleaved rounds: famfs creat (empty log, nearly full log) and
     fallocate in tmpfs, PER_ROUND files each, one process per file."""
     def famfs_side(m):
@@ -181,7 +181,7 @@ def main():
         empty, full = Mount(work, empty_img, "e"), Mount(work, full_img, "f")
         for m in (empty, full):
             m.mount()
-        bench_creat(work, empty, full, raw)
+        bench_creat(empty, full, raw)
         bench_batch(empty)
         for m in (empty, full):
             m.umount()
