@@ -49,7 +49,8 @@ int main(int argc, char **argv)
 	double med;
 
 	if (argc < 2 || argc > 3 || passes < 1 || passes > MAX_PASSES) {
-		fprintf(stderr, "usage: famfs-bench-replay DEVICE [PASSES (1..%d)]\n",
+		fprintf(stderr,
+			"usage: famfs-bench-replay DEVICE [PASSES (1..%d)]\n",
 			MAX_PASSES);
 		return 2;
 	}
@@ -66,14 +67,15 @@ int main(int argc, char **argv)
 		entries = ns.nindex;
 		famfs_ns_free(&ns);
 		if (rc) {
-			fprintf(stderr, "famfs-bench-replay: %s: %s\n",
-				argv[1], famfs_errmsg());
+			fprintf(stderr, "famfs-bench-replay: %s: %s\n", argv[1],
+				famfs_errmsg());
 			return 1;
 		}
 	}
 	famfs_dev_close(&dev);
 	qsort(t, passes, sizeof(t[0]), cmpd);
-	med = passes % 2 ? t[passes / 2] : (t[passes / 2 - 1] + t[passes / 2]) / 2;
+	med = passes % 2 ? t[passes / 2]
+			 : (t[passes / 2 - 1] + t[passes / 2]) / 2;
 	printf("RESULT meta_replay entries=%llu passes=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f entries_per_s=%.0f\n",
 	       (unsigned long long)entries, passes, med * 1e3, t[0] * 1e3,
 	       t[passes - 1] * 1e3, entries / med);

@@ -50,12 +50,11 @@
 #include <unistd.h>
 
 #define MAX_PASSES 64
-#define MAX_SPECS 32
-#define NSIDES 4
+#define MAX_SPECS  32
+#define NSIDES	   4
 
 enum side { FMAP, RMAP, DMAP, FREAD };
-static const char *const side_name[NSIDES] = { "fmap", "rmap", "dmap",
-					       "fread" };
+static const char *const side_name[NSIDES] = {"fmap", "rmap", "dmap", "fread"};
 
 struct spec {
 	char name[32];
@@ -65,8 +64,8 @@ struct spec {
 };
 
 struct target {
-	int fd;			/* FILE, for fread */
-	const uint8_t *map[3];	/* FMAP, RMAP, DMAP (NULL without -d) */
+	int fd;		       /* FILE, for fread */
+	const uint8_t *map[3]; /* FMAP, RMAP, DMAP (NULL without -d) */
 	uint64_t size;
 	uint8_t *buf;
 };
@@ -84,9 +83,21 @@ static uint64_t num(const char *s)
 	uint64_t v = strtoull(s, &end, 0);
 
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end && *end != ':')
 		fail("bad number", s);
@@ -136,7 +147,8 @@ static void parse_spec(const char *s, struct spec *sp)
 	char pattern[8];
 	const char *c1 = strchr(s, ':'), *c2, *c3;
 
-	if (!c1 || c1 - s >= (long)sizeof(sp->name) || !(c2 = strchr(c1 + 1, ':')) ||
+	if (!c1 || c1 - s >= (long)sizeof(sp->name) ||
+	    !(c2 = strchr(c1 + 1, ':')) ||
 	    c2 - c1 - 1 >= (long)sizeof(pattern) || !(c3 = strchr(c2 + 1, ':')))
 		fail("bad SPEC (NAME:seq|rand:ACCESS:BYTES)", s);
 	memset(sp, 0, sizeof(*sp));
@@ -249,7 +261,7 @@ static void report(const struct spec *sp, int passes, int nsides)
 int main(int argc, char **argv)
 {
 	static struct spec specs[MAX_SPECS];
-	enum side act[NSIDES] = { FMAP, RMAP, FREAD, DMAP };
+	enum side act[NSIDES] = {FMAP, RMAP, FREAD, DMAP};
 	const char *stock = NULL;
 	struct target tg;
 	uint64_t devoff, maxacc = 0;
@@ -265,7 +277,8 @@ int main(int argc, char **argv)
 		argc -= 2;
 	}
 	if (argc < 7 || argc - 6 > MAX_SPECS) {
-		fprintf(stderr, "usage: fbench [-d STOCKDEV] FILE DEV DEVOFF SIZE PASSES SPEC... (see fbench.c)\n");
+		fprintf(stderr,
+			"usage: fbench [-d STOCKDEV] FILE DEV DEVOFF SIZE PASSES SPEC... (see fbench.c)\n");
 		return 2;
 	}
 	devoff = num(argv[3]);
