@@ -18,9 +18,9 @@ out=${BENCH_OUT:-$top/build-bench}
 passes=${BENCH_PASSES:-10}
 # Per side and pass: the sequential read covers seq_mib of the file; each
 # random access size is read sweep_count times, but at most sweep_mib.
-seq_mib=1024 sweep_count=131072 sweep_mib=128
+seq_mib=1024 sweep_count=262144 sweep_mib=128
 if [ -n "${BENCH_QUICK:-}" ]; then
-	passes=3 seq_mib=256 sweep_count=4096 sweep_mib=32
+	passes=3 seq_mib=256 sweep_count=16384 sweep_mib=32
 fi
 
 # fbench SPECs: the sequential read in 1 MiB accesses, then random reads
