@@ -6,7 +6,7 @@
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
-#   make bench      benchmarks: fallback read on this host, mmap in a guest
+#   make bench      benchmarks, one run: table, build-bench/bench.json, plot
 #   make fuzz       each libFuzzer harness for 10 minutes
 #   make deb, rpm   packages from the committed tree, into build-pkg/
 #   make clean      remove the build directories
@@ -62,9 +62,10 @@ e2e: deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh
 	E2E_CASES=all tests/run-all.sh e2e
 
+# Not part of check: benchmarks measure, tests assert (bench/README.md).
 bench: build deps-kernel
-	bench/fallback_read.sh
-	bench/vm_mmap.sh
+	@DEPS_BENCH=1 scripts/deps.sh
+	bench/run.sh
 
 fuzz: test-builds
 	FUZZ_SECONDS=600 tests/run-all.sh fuzz
@@ -74,4 +75,4 @@ deb rpm:
 	scripts/build-packages.sh $@
 
 clean:
-	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg build-vm
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-pkg build-vm build-bench

@@ -8,7 +8,8 @@
 #           every pass is served by the daemon (FUSE READs of 1 MiB);
 #   master: the master keeps the page cache between opens (all writes go
 #           through its mount), so after the first pass reads hit the cache.
-# The backing file is page-cache hot on every side.
+# The backing file is page-cache hot on every side. The last line,
+# "RESULT fallback key=value ...", is for bench/report.py (make bench).
 # Builds nothing: run after 'ninja -C ${BUILD_DIR:-build}'. Needs root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -93,6 +94,8 @@ def show(name, col):
     mibs = statistics.median(mib / (row[col] / 1e9) for row in rows)
     print("ratio %s/direct: median %.3f (min %.3f, max %.3f); %s %.0f MiB/s"
           % (name, statistics.median(r), r[0], r[-1], name, mibs))
+    return "%s_mibs=%.0f %s_ratio=%.3f %s_ratio_min=%.3f %s_ratio_max=%.3f" \
+        % (name, mibs, name, statistics.median(r), name, r[0], name, r[-1])
 
 
 print("fallback_read: %d MiB, %d passes each (master client direct ...)"
@@ -100,6 +103,11 @@ print("fallback_read: %d MiB, %d passes each (master client direct ...)"
 print("  direct median %.0f MiB/s; client: %.0f FUSE requests per pass"
       % (statistics.median(mib / (row[2] / 1e9) for row in rows),
          (r1 - r0) / passes))
-show("client", 1)
-show("master", 0)
+client = show("client", 1)
+master = show("master", 0)
+# One machine-readable line last, for bench/report.py (keys: add, never rename).
+print("RESULT fallback size_mib=%d passes=%d direct_mibs=%.0f "
+      "client_requests_per_pass=%.0f %s %s"
+      % (mib, passes, statistics.median(mib / (row[2] / 1e9) for row in rows),
+         (r1 - r0) / passes, client, master))
 PY

@@ -13,9 +13,11 @@ TEST="libcmocka-dev fuse3 python3 python3-pytest util-linux"
 KERNEL="debootstrap qemu-system-x86 qemu-utils busybox-static cpio xz-utils
         zstd kmod ndctl"
 PACKAGE="debhelper dh-dkms dkms dpkg-dev fakeroot lintian rpm rpmlint"
+BENCH="gnuplot-nox"
 
 want=""
-for p in $BUILD $TEST ${DEPS_KERNEL:+$KERNEL} ${DEPS_PACKAGE:+$PACKAGE}; do
+for p in $BUILD $TEST ${DEPS_KERNEL:+$KERNEL} ${DEPS_PACKAGE:+$PACKAGE} \
+	${DEPS_BENCH:+$BENCH}; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 		grep -q '^install ok installed$' || want="$want $p"
 done

@@ -1,20 +1,42 @@
-# Guest part of bench/vm_mmap.sh (run by tests/vm/run.sh with
-# VM_EXTRA_CASES=bench/vm): famfs mmap vs raw /dev/dax0.0 mmap of the
-# same memory, interleaved passes; faults and daemon requests per GiB.
+# Guest part of bench/vm.sh (run by tests/vm/run.sh with VM_EXTRA_CASES;
+# bench/vm.sh puts the settings PASSES, SPECS and READ_SIZE in front of
+# this file). A 1 GiB famfs file in famfs mode, read by mmap and read(2),
+# against the same memory through a raw /dev/dax0.0 mapping (fbench);
+# page faults and daemon requests per GiB. Every figure is one
+# "# bench: RESULT ..." line for bench/report.py.
 M=/mnt/famfs
 S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
 bench() { report "# bench: $*"; }
+requests() { sed -n 's/^requests=//p' $S; }
 
+# The second NVDIMM (bench/vm.sh adds it) becomes dax1.0 on the stock
+# device_dax driver: the baseline devdax users know (2 MiB faults).
+t "bench: second NVDIMM is dax1.0 on device_dax" sh -c '
+	ndctl create-namespace -f -e namespace1.0 --mode=devdax --align=2M &&
+	. /tests/lib.sh && wait_for /dev/dax1.0 10 &&
+	[ "$(basename "$(readlink /sys/bus/dax/devices/dax1.0/driver)")" = device_dax ] &&
+	[ "$(cat /sys/bus/dax/devices/dax1.0/size)" -ge 1073741824 ]'
 t "bench: famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
-t "bench: mkfs + mount.famfs" sh -c "mkfs.famfs -f /dev/dax0.0 && mount.famfs /dev/dax0.0 $M -o fallback=no"
+t "bench: mkfs + mount.famfs (famfs mode)" sh -c "mkfs.famfs -f /dev/dax0.0 && mount.famfs /dev/dax0.0 $M -o fallback=no && grep -q '^mode=famfs' $S"
 t "bench: famfs creat $B (one extent)" sh -c "famfs creat -s $B $M/bench && famfs getmap $M/bench"
-off=$(famfs getmap $M/bench | awk '/offset/ {for (i=1;i<=NF;i++) if ($i=="offset") {print $(i+1); exit}}')
-t "bench: faults and daemon requests while touching every page" sh -c "fvt touch $M/bench $S >/tmp/touch"
-bench "$(cat /tmp/touch)"
-t "bench: famfs vs raw, 20 A/B passes" sh -c "
-	fvt bench $M/bench /dev/dax0.0 $off $B 20 >/tmp/bench"
-while read -r l; do bench "$l"; done </tmp/bench
+off=$(fmap_spec $M/bench | sed -n 's/^s:\([^:,]*\):[^,]*$/\1/p')
+t "bench: the file is one extent" test -n "$off"
+
+# Faults and daemon requests of a first touch of every page by mmap
+# (fvt subtracts what reading .status costs).
+t "bench: faults and daemon requests of a first mmap touch" sh -c "fvt touch $M/bench $S >/tmp/touch"
+bench "RESULT vm_mmap_touch $(sed 's/^touch //; s/ x=[0-9]*//' /tmp/touch) requests_per_gib=$(sed -n 's/.*upcalls=\([0-9-]*\).*/\1/p' /tmp/touch)"
+# Daemon requests of reading READ_SIZE with read(2), 1 MiB at a time,
+# net of what reading .status costs; open and close are included.
+a=$(requests); b=$(requests)
+t "bench: read(2) of $READ_SIZE by dd" dd if=$M/bench of=/dev/null bs=1M count=$((READ_SIZE >> 20))
+c=$(requests)
+bench "RESULT vm_read_requests bytes=$READ_SIZE requests=$((c - b - (b - a))) requests_per_gib=$(((c - b - (b - a)) * (1 << 30) / READ_SIZE))"
+
+# shellcheck disable=SC2086
+t "bench: fbench, $PASSES passes" sh -c "fbench -d /dev/dax1.0 $M/bench /dev/dax0.0 $off $B $PASSES $SPECS >/tmp/fbench"
+while read -r l; do bench "$l"; done </tmp/fbench
 t "bench: unmount" umount $M

@@ -19,6 +19,10 @@
 #                   sparse: only what the guest writes takes host disk)
 #   VM_EXTRA_CASES  a directory of more case files for the guest (e.g.
 #                   bench/vm); name them in CASE to run them
+#   VM_EXTRA_BIN    a directory of more static programs for the guest's
+#                   /usr/bin (e.g. bench/vm.sh's fbench)
+#   VM_QEMU_ARGS    more QEMU arguments, split at blanks (e.g. a second
+#                   NVDIMM for bench/vm.sh)
 #
 # Never loads anything into the host's kernel. Needs root only for the
 # chroot build (debootstrap/chroot/mount).
@@ -102,6 +106,7 @@ cp "$here/cases/"*.sh "$o/tests/cases/"
 mkdir -p "$o/tests/pair"
 cp "$here/pair/"*.sh "$o/tests/pair/"
 [ -z "${VM_EXTRA_CASES:-}" ] || cp "$VM_EXTRA_CASES"/*.sh "$o/tests/cases/"
+[ -z "${VM_EXTRA_BIN:-}" ] || { mkdir -p "$o/usr/bin" && cp "$VM_EXTRA_BIN"/* "$o/usr/bin/"; }
 cp "$ko" "$o/lib/modules/"
 # Guest helper programs (tests/vm/guest-src/*.c), static, built here,
 # into this work tree (the cache is shared by work trees whose sources
@@ -154,12 +159,13 @@ boot() {
 	local name=$1 cases=$2
 	shift 2
 	: >"$w/$name.results"
+	# shellcheck disable=SC2086 # VM_QEMU_ARGS is split on purpose
 	if timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
 		-machine pc,nvdimm=on -m "${VM_MEM:-1G},slots=2,maxmem=8G" \
 		-object memory-backend-file,id=pmem0,share=on,mem-path="$w/$name.pmem",size=$nvsize,align=2M \
 		-device nvdimm,memdev=pmem0,id=nvdimm0 \
-		"$@" \
+		"$@" ${VM_QEMU_ARGS:-} \
 		-kernel "$vmlinuz" -initrd "$w/initrd" \
 		-append "console=ttyS0 panic=-1 famfs.test=$cases" \
 		-display none -monitor none -no-reboot \

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""Metadata benchmarks on this host: famfs on an image file in /dev/shm,
+mounted through this host's /dev/fuse (FUSE fallback mode; metadata work
+is the same user-space code in famfs mode). Prints RESULT lines for
+bench/report.py:
+
+  meta_creat   files created per second by `famfs creat -s 2m` (one
+               process per file, on the master, through its mount), on a
+               famfs with an empty log and on one whose log is nearly
+               full, against `fallocate -l 2m` of a file in tmpfs (also one
+               process per file), in interleaved rounds; ratios per round.
+  meta_batch   files per second of one `famfs creat -M ...` making
+               BATCH files (one log replay, then an append per file).
+  meta_replay  libfamfs replaying a full default log (8 MiB, every slot
+               used), by famfs-bench-replay.
+  meta_mount   mount.famfs of a famfs with a full log against one with a
+               one-entry log, until a stat of the last logged file
+               succeeds, as a client host would (interleaved).
+
+  bench/meta.py            (needs root; run after ninja -C build)
+
+Environment: BUILD_DIR (default build), BENCH_ROUNDS (default 10).
+"""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(TOP, os.environ.get("BUILD_DIR", "build"))
+FAMFS = os.path.join(BUILD, "daemon/tools/famfs")
+MKFS = os.path.join(BUILD, "daemon/tools/mkfs.famfs")
+MOUNT = os.path.join(BUILD, "daemon/mount/mount.famfs")
+REPLAY = os.path.join(BUILD, "bench/famfs-bench-replay")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
+PER_ROUND = 10          # files per side per round
+BATCH = 1000            # files per batch creat
+BATCH_PASSES = 5
+LOG_SLOTS = 15420       # a default (8 MiB) log
+DIRS = 128              # the full log: 128 directories, files in them
+MiB = 1 << 20
+
+
+def run(*args, **kw):
+    return subprocess.run(args, check=True, stdout=subprocess.DEVNULL, **kw)
+
+
+def timed(*args):
+    t = time.perf_counter()
+    run(*args)
+    return time.perf_counter() - t
+
+
+def spread(values):
+    v = sorted(values)
+    return statistics.median(v), v[0], v[-1]
+
+
+def result(name, **kv):
+    print("RESULT %s %s" % (name, " ".join(
+        "%s=%s" % (k, ("%.4g" % v) if isinstance(v, float) else v)
+        for k, v in kv.items())), flush=True)
+
+
+def mkfs(path, size):
+    with open(path, "wb") as f:
+        f.truncate(size)           # sparse: only the log is ever written
+    run(MKFS, path)
+
+
+def fill(img, entries):
+    """Log DIRS directories, then 2 MiB files in them, up to @entries."""
+    dirs = ["d%03d" % i for i in range(DIRS)]
+    run(FAMFS, "mkdir", "-D", img, *dirs)
+    files = ["--multi=d%03d/f%05d,2m" % (i % DIRS, i)
+             for i in range(entries - DIRS)]
+    for i in range(0, len(files), 2000):
+        run(FAMFS, "creat", "-D", img, *files[i:i + 2000])
+
+
+class Mount:
+    def __init__(self, work, img, name, opts=""):
+        self.img, self.mnt = img, os.path.join(work, name)
+        self.opts = "logfile=%s.log%s" % (self.mnt, opts)
+        os.makedirs(self.mnt, exist_ok=True)
+
+    def mount(self):
+        run(MOUNT, self.img, self.mnt, "-o", self.opts)
+
+    def umount(self):
+        run("umount", self.mnt)
+
+
+def bench_creat(empty, full, raw):
+    """Interleaved rounds: famfs creat (empty log, nearly full log) and
+    fallocate in tmpfs, PER_ROUND files each, one process per file."""
+    def famfs_side(m):
+        return lambda i: timed(FAMFS, "creat", "-s", "2m",
+                               os.path.join(m.mnt, "c%04d" % i))
+    sides = {"empty": famfs_side(empty), "full": famfs_side(full),
+             "raw": lambda i: timed("fallocate", "-l", "2m",
+                                    os.path.join(raw, "c%04d" % i))}
+    names = list(sides)
+    rate = {n: [] for n in names}
+    n = 0
+    for r in range(ROUNDS):
+        order = names[r % 3:] + names[:r % 3]
+        for name in order:
+            t = sum(sides[name](n + i) for i in range(PER_ROUND))
+            rate[name].append(PER_ROUND / t)
+        n += PER_ROUND
+    vs_raw = spread(e / w for e, w in zip(rate["empty"], rate["raw"]))
+    full_vs_empty = spread(f / e for f, e in zip(rate["full"], rate["empty"]))
+    result("meta_creat", files=ROUNDS * PER_ROUND, rounds=ROUNDS,
+           empty_files_per_s=statistics.median(rate["empty"]),
+           full_files_per_s=statistics.median(rate["full"]),
+           raw_files_per_s=statistics.median(rate["raw"]),
+           ratio=vs_raw[0], ratio_min=vs_raw[1], ratio_max=vs_raw[2],
+           full_ratio=full_vs_empty[0], full_ratio_min=full_vs_empty[1],
+           full_ratio_max=full_vs_empty[2])
+
+
+def bench_batch(m):
+    rates = []
+    for p in range(BATCH_PASSES):
+        d = "b%d" % p
+        run(FAMFS, "mkdir", os.path.join(m.mnt, d))
+        args = ["--multi=%s/f%04d,2m" % (os.path.join(m.mnt, d), i)
+                for i in range(BATCH)]
+        rates.append(BATCH / timed(FAMFS, "creat", *args))
+    med, lo, hi = spread(rates)
+    result("meta_batch", files=BATCH, passes=BATCH_PASSES,
+           files_per_s=med, files_per_s_min=lo, files_per_s_max=hi)
+
+
+def bench_mount(work, full_img, last, small_img):
+    """mount.famfs + stat of the last logged file, full log vs one entry."""
+    sides = {"full": (Mount(work, full_img, "mf", ",role=client"), last),
+             "small": (Mount(work, small_img, "ms", ",role=client"), "one")}
+    t = {n: [] for n in sides}
+    for r in range(ROUNDS):
+        for name in (("full", "small") if r % 2 == 0 else ("small", "full")):
+            m, path = sides[name]
+            t0 = time.perf_counter()
+            m.mount()
+            os.stat(os.path.join(m.mnt, path))
+            t[name].append(time.perf_counter() - t0)
+            m.umount()
+    ratio = spread(f / s for f, s in zip(t["full"], t["small"]))
+    result("meta_mount", entries=LOG_SLOTS, rounds=ROUNDS,
+           full_ms=statistics.median(t["full"]) * 1e3,
+           small_ms=statistics.median(t["small"]) * 1e3,
+           ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
+
+
+def main():
+    if os.getuid() != 0:
+        sys.exit("bench/meta.py: needs root (FUSE mounts)")
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="famfs-bench-meta.", dir=base)
+    os.environ.update(FAMFS_SYSTEM_UUID_FILE=os.path.join(work, "uuid"),
+                      FAMFS_CONF="/dev/null",
+                      FAMFS_FUSED=os.path.join(BUILD,
+                                               "daemon/fused/famfs-fused"))
+    try:
+        empty_img, full_img, small_img = (os.path.join(work, n) for n in
+                                          ("empty.img", "full.img",
+                                           "small.img"))
+        mkfs(empty_img, 16 << 30)
+        # The creat rounds fill the nearly full log's last slots.
+        mkfs(full_img, (LOG_SLOTS * 2 + 64) * MiB)
+        fill(full_img, LOG_SLOTS - ROUNDS * PER_ROUND)
+        mkfs(small_img, 64 * MiB)
+        run(FAMFS, "creat", "-D", small_img, "-s", "2m", "one")
+        raw = os.path.join(work, "raw")
+        os.mkdir(raw)
+
+        empty, full = Mount(work, empty_img, "e"), Mount(work, full_img, "f")
+        for m in (empty, full):
+            m.mount()
+        bench_creat(empty, full, raw)
+        bench_batch(empty)
+        for m in (empty, full):
+            m.umount()
+
+        replay = subprocess.run([REPLAY, full_img, "20"], check=True,
+                                capture_output=True, text=True).stdout
+        if " entries=%d " % LOG_SLOTS not in replay:
+            sys.exit("bench/meta.py: the log is not full: " + replay)
+        print(replay, end="", flush=True)
+        bench_mount(work, full_img, "c%04d" % (ROUNDS * PER_ROUND - 1),
+                    small_img)
+    finally:
+        for d in os.listdir(work):
+            if os.path.ismount(os.path.join(work, d)):
+                subprocess.run(["umount", "-l", os.path.join(work, d)])
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

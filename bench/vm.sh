@@ -1,0 +1,63 @@
+#!/bin/sh
+# The kernel data path, measured in one QEMU guest (the tests/vm harness,
+# with bench/vm/90-bench.sh as its case and bench/vm/fbench.c as its
+# helper): a 1 GiB famfs file in famfs mode read by mmap and read(2)
+# against the same device memory through a raw /dev/dax0.0 mapping, in
+# interleaved passes; page faults and daemon requests per GiB. Prints the
+# guest's "RESULT ..." lines (bench/report.py reads them).
+#
+#   bench/vm.sh
+#
+# Environment: BENCH_PASSES (default 10), BENCH_OUT (default build-bench),
+# BENCH_QUICK=1 for a short smoke run (3 passes, less data per pass).
+# Under TCG absolute times mean little; the ratios and counts are the
+# result. Needs what tests/vm/run.sh needs (root for the chroot build).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${BENCH_OUT:-$top/build-bench}
+passes=${BENCH_PASSES:-10}
+# Per side and pass: the sequential read covers seq_mib of the file; each
+# random access size is read sweep_count times, but at most sweep_mib.
+seq_mib=1024 sweep_count=262144 sweep_mib=128
+if [ -n "${BENCH_QUICK:-}" ]; then
+	passes=3 seq_mib=256 sweep_count=16384 sweep_mib=32
+fi
+
+# fbench SPECs: the sequential read in 1 MiB accesses, then random reads
+# of 64 B .. 2 MiB (the plot; a64 is also the table's random 64 B read).
+specs=$(awk -v seq="$seq_mib" -v cnt="$sweep_count" -v cap="$sweep_mib" 'BEGIN {
+	printf "seq:seq:1m:%dm", seq
+	for (a = 64; a <= 2097152; a *= 4) {
+		b = a * cnt; if (b > cap * 1048576) b = cap * 1048576
+		printf " a%d:rand:%d:%d", a, a, b
+	}
+	b = 2097152 * cnt; if (b > cap * 1048576) b = cap * 1048576
+	printf " a2097152:rand:2097152:%d\n", b
+}')
+
+mkdir -p "$out/vm-bin" "$out/vm-cases"
+${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/vm-bin/fbench" \
+	"$top/bench/vm/fbench.c"
+# The guest case with its settings in front.
+{
+	echo "PASSES=$passes SPECS='$specs' READ_SIZE=$((seq_mib << 20))"
+	cat "$top/bench/vm/90-bench.sh"
+} >"$out/vm-cases/90-bench.sh"
+
+# A second NVDIMM for the stock device_dax baseline (sparse backing file).
+nv=$out/stock-pmem.img
+rm -f "$nv"
+truncate -s 1152M "$nv"
+log=$out/vm.log
+if ! VM_TIMEOUT=${VM_TIMEOUT:-900} VM_EXTRA_CASES="$out/vm-cases" \
+	VM_EXTRA_BIN="$out/vm-bin" VM_QEMU_ARGS="-object \
+memory-backend-file,id=pmem1,share=on,mem-path=$nv,size=1152M,align=2M \
+-device nvdimm,memdev=pmem1,id=nvdimm1" \
+	"$top/tests/vm/run.sh" 20-devdax,90-bench >"$log" 2>&1; then
+	rm -f "$nv"
+	cat "$log" >&2
+	echo "bench/vm.sh: the guest run failed (log: $log)" >&2
+	exit 1
+fi
+rm -f "$nv"
+sed -n 's/^# bench: //p' "$log"
