@@ -4,6 +4,7 @@
  * master, every other host is a client.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +34,20 @@ static int create_uuid_file(const char *path)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return famfs_fail(errno, "cannot create %s: %s", dir,
-					  strerror(errno));
+		/* Every missing level, as mkdir -p: /opt may not exist. */
+		for (char *p = dir + 1;; p++) {
+			bool end = !*p;
+
+			if (*p != '/' && !end)
+				continue;
+			*p = '\0';
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				return famfs_fail(errno, "cannot create %s: %s",
+						  dir, strerror(errno));
+			if (end)
+				break;
+			*p = '/';
+		}
 	}
 	uuid_generate(u);
 	uuid_unparse(u, text);

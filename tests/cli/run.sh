@@ -131,6 +131,13 @@ t_usage() {
 }
 check "usage errors give the documented exit codes" t_usage
 
+t_uuid_dirs() {
+	truncate -s 64m "$T/uuid.img" &&
+		FAMFS_SYSTEM_UUID_FILE=$T/no/such/dirs/system_uuid run 0 "$MKFS" "$T/uuid.img" &&
+		grep -Eqx '[0-9a-f-]{36}' "$T/no/such/dirs/system_uuid"
+}
+check "mkfs.famfs creates every missing directory of the system UUID file (a host without /opt)" t_uuid_dirs
+
 # ---- device mode: creat, verify, mkdir -----------------------------------
 
 t_creat_verify() {
