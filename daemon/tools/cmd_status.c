@@ -108,6 +108,7 @@ struct mnt {
 	unsigned int nkv;
 	char key[MAX_KV][32], val[MAX_KV][PATH_MAX];
 	bool status_ok, fsck_ok;
+	bool device_failed; /* its memory faults: do not read the log */
 	struct famfs_fsck r;
 	char problem[4][512];
 	unsigned int nproblems;
@@ -199,8 +200,9 @@ static void read_status(struct mnt *m)
 	if (kv(m, "device_health") && !strncmp(kv(m, "device_health"), "failed", 6)) {
 		char msg[PATH_MAX + 256];
 
+		m->device_failed = true;
 		snprintf(msg, sizeof(msg),
-			 "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS; unmount, then bind the device to famfs_dax again",
+			 "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS, the log is not read; unmount, then bind the device to famfs_dax again",
 			 kv(m, "device_health"));
 		problem(m, "%s", msg);
 	}
@@ -531,7 +533,9 @@ int cmd_status(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		read_status(&ms[i]);
-		if (ms[i].status_ok || !ms[i].nproblems)
+		/* The metadata of a failed device would fault (SIGBUS). */
+		if ((ms[i].status_ok || !ms[i].nproblems) &&
+		    !ms[i].device_failed)
 			read_fs(&ms[i]);
 		if (!healthy(&ms[i]))
 			all_ok = false;

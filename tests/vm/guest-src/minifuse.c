@@ -13,7 +13,8 @@
  *     -R         drop CAP_SYS_RAWIO before serving (an unprivileged server)
  *     -l FILE    append the opcode of every request received to FILE
  *     -m MODE    how to answer FUSE_GET_FMAP (see fmap_reply(); default
- *                "good": one 2 MiB simple extent at offset 0 of device 0)
+ *                "good": one 2 MiB simple extent at offset 0 of device 0;
+ *                "fuzz:SEED": a good map changed at random, fuzz_reply())
  *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
  *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
  *                "good")
@@ -169,6 +170,60 @@ static int fmap_reply(char *buf, size_t max)
 	}
 	memcpy(buf, &h, sizeof(h));
 	return n > max ? (int)max : (int)n;
+}
+
+static uint32_t rnd_x;
+
+static uint32_t rnd(void)
+{
+	rnd_x ^= rnd_x << 13;
+	rnd_x ^= rnd_x >> 17;
+	rnd_x ^= rnd_x << 5;
+	return rnd_x;
+}
+
+/*
+ * "fuzz:SEED": one of the good maps, then one to four random changes: a
+ * bit flipped, a 4- or 8-byte field set to an edge value, the reply cut
+ * short or grown by random bytes. Whatever comes of it, the kernel must
+ * refuse the map cleanly or serve it inside the device.
+ */
+static int fuzz_reply(char *buf, size_t max, unsigned long seed)
+{
+	static const char *const base[] = { "good", "good-multi", "good-iext" };
+	static const uint64_t edge[] = {
+		0, 1, 2, 24, 32, 33, 4096, MIB2 - 1, MIB2, MIB2 + 1,
+		1ULL << 31, 1ULL << 32, 64ULL << 30, ~0ULL - MIB2 + 1, ~0ULL,
+	};
+	const char *mode = fmap_mode;
+	int n, k;
+
+	rnd_x = (uint32_t)(seed * 2654435761u) | 1;
+	fmap_mode = base[rnd() % 3];
+	n = fmap_reply(buf, max);
+	fmap_mode = mode;
+	for (k = 1 + rnd() % 4; k > 0 && n > 0; k--) {
+		switch (rnd() % 4) {
+		case 0:
+			buf[rnd() % n] ^= (char)(1 << (rnd() % 8));
+			break;
+		case 1: {
+			uint64_t v = edge[rnd() % (sizeof(edge) / sizeof(edge[0]))];
+			size_t w = rnd() % 2 ? 8 : 4;
+			size_t o = (rnd() % (unsigned int)n) & ~(size_t)3;
+
+			memcpy(buf + o, &v, o + w <= (size_t)n ? w : (size_t)n - o);
+			break;
+		}
+		case 2:
+			n = (int)(rnd() % (unsigned int)n);
+			break;
+		default:
+			for (int i = 0; i < 24 && (size_t)n < max; i++)
+				buf[n++] = (char)rnd();
+		}
+	}
+	return n;
 }
 
 /*
@@ -391,7 +446,10 @@ static void serve(int fd)
 		}
 		case FUSE_GET_FMAP: {
 			static char f[8192];
-			int len = fmap_reply(f, sizeof(f));
+			int len = strncmp(fmap_mode, "fuzz:", 5) ?
+				fmap_reply(f, sizeof(f)) :
+				fuzz_reply(f, sizeof(f),
+					   strtoul(fmap_mode + 5, NULL, 0));
 
 			if (len < 0)
 				reply(fd, ih->unique, len, NULL, 0);
