@@ -37,6 +37,16 @@ wait_for() {
 	done
 }
 
+# wait_gone PID: wait (up to 10 s) until PID has exited.
+wait_gone() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		[ $i -ge 100 ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # dmesg_clean: no oops, BUG, WARNING or KASAN report in the kernel log.
 dmesg_clean() {
 	! dmesg | grep -E 'Oops|BUG:|WARNING:|KASAN|general protection|Call Trace'
