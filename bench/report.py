@@ -95,7 +95,7 @@ def rows(g):
         ("vm_mmap_touch", lambda: (
             "daemon requests per GiB: mmap touch; read(2) of %s"
             % size(g["vm_read_requests"]["bytes"]), None,
-            "%d; %d (open and release)" % (
+            "%d; %d (per open: open, release, attributes)" % (
                 g["vm_mmap_touch"]["requests_per_gib"],
                 g["vm_read_requests"]["requests"]))),
         ("fallback", lambda: (
