@@ -6,7 +6,9 @@
  *  - answer FUSE_GET_FMAP and FUSE_GET_DAXDEV ourselves, before libfuse
  *    sees them (it would answer ENOSYS), and
  *  - accept FUSE_DAX_FMAP in the INIT reply: libfuse 3.14 has no way to
- *    set flags2 bit 11, so we add it to the reply on its way out.
+ *    set flags2 bit 11, so we add it to the reply on its way out; the
+ *    same for FUSE_DIRECT_IO_ALLOW_MMAP (flags2 bit 4), which 3.14 does
+ *    not know either.
  * Everything else passes through unchanged. This is the only file that
  * knows the wire layout beyond what libfuse exposes.
  */
@@ -19,6 +21,11 @@
 #include <unistd.h>
 
 #include "famfs_fuse_abi.h"
+
+/* Linux 6.6; bookworm's headers predate it. */
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36)
+#endif
 #include "fmap_msg.h"
 #include "fused.h"
 
@@ -152,6 +159,9 @@ static void saw_init(struct fused *fs, const struct fuse_in_header *ih,
 	fs->dax_offered = (init.flags & FUSE_INIT_EXT) &&
 			  ((uint64_t)init.flags2 << 32 & FUSE_DAX_FMAP);
 	fs->famfs_mode = fs->dax_offered && fs->allow_famfs;
+	/* Our INIT handler logs this before the reply goes out: decide now. */
+	fs->dio_mmap = !fs->famfs_mode && (init.flags & FUSE_INIT_EXT) &&
+		       ((uint64_t)init.flags2 << 32 & FUSE_DIRECT_IO_ALLOW_MMAP);
 }
 
 static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
@@ -184,11 +194,15 @@ static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
 	return -1;
 }
 
-/* Accept FUSE_DAX_FMAP in libfuse's INIT reply when we want famfs mode. */
+/*
+ * Accept FUSE_DAX_FMAP in libfuse's INIT reply when we want famfs mode,
+ * and FUSE_DIRECT_IO_ALLOW_MMAP when we serve data ourselves.
+ */
 static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 {
 	struct fuse_out_header oh;
 	struct fuse_init_out *io;
+	uint64_t accept = 0;
 
 	if (count < 2 || iov[0].iov_len < sizeof(oh))
 		return;
@@ -196,17 +210,22 @@ static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 	if (oh.unique != fs->init_unique || oh.error)
 		return;
 	fs->init_seen = false;
-	if (!fs->famfs_mode)
-		return;
+	if (fs->famfs_mode)
+		accept |= FUSE_DAX_FMAP;
+	if (fs->dio_mmap)
+		accept |= FUSE_DIRECT_IO_ALLOW_MMAP;
 	if (iov[1].iov_len < offsetof(struct fuse_init_out, flags2) +
 				     sizeof(io->flags2)) {
 		/* An old kernel has no flags2: it cannot be ours. */
 		fs->famfs_mode = false;
+		fs->dio_mmap = false;
 		return;
 	}
+	if (!accept)
+		return;
 	io = iov[1].iov_base;
 	io->flags |= FUSE_INIT_EXT;
-	io->flags2 |= (uint32_t)(FUSE_DAX_FMAP >> 32);
+	io->flags2 |= (uint32_t)(accept >> 32);
 }
 
 static ssize_t ext_writev(int fd, struct iovec *iov, int count,

@@ -55,6 +55,11 @@ struct fused {
 	int fuse_fd;
 	bool famfs_mode; /* the kernel accepted FUSE_DAX_FMAP */
 	bool dax_offered;
+	/*
+	 * The kernel allows shared mmap of direct-I/O files (6.6+): read-only
+	 * mounts in fallback mode then serve read(2) without the page cache.
+	 */
+	bool dio_mmap;
 	uint64_t init_unique;
 	bool init_seen;
 	bool initialized; /* INIT answered, the mount is ready */

@@ -120,7 +120,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "dev_size=%llu\n"
 		     "space_used=%llu\n"
 		     "version=%s\n"
-		     "device_health=%s\n",
+		     "device_health=%s\n"
+		     "direct_reads=%d\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -136,7 +137,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->g.alloc_unit,
 		     (unsigned long long)fs->g.dev_size,
 		     (unsigned long long)(a ? a->used * a->alloc_unit : 0),
-		     FAMFS_VERSION, fs->health);
+		     FAMFS_VERSION, fs->health,
+		     fs->dio_mmap && fs->readonly && !fs->famfs_mode);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

@@ -91,11 +91,12 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 	}
 	/* Ready first: a mount helper stays quiet when all went well. */
 	fused_ready(fs, NULL);
-	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)",
+	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)%s",
 		  fs->devpath, fs->mountpoint,
 		  fs->famfs_mode ? "famfs" : "fallback",
 		  famfs_role_name(fs->role), fs->readonly ? ", read-only" : "",
-		  fs->dax_offered ? "offers" : "does not offer");
+		  fs->dax_offered ? "offers" : "does not offer",
+		  fs->dio_mmap && fs->readonly ? "; reads bypass the page cache" : "");
 }
 
 static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -287,6 +288,13 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	 * is the exception: other tools may repair it behind our back.
 	 */
 	fi->keep_cache = n && !fs->readonly;
+	/*
+	 * Where the kernel still allows shared mmap of such files, a
+	 * read-only mount reads past the page cache instead: every read(2)
+	 * sees the device as it is now, and costs one copy, not two.
+	 */
+	if (n && fs->readonly && fs->dio_mmap)
+		fi->direct_io = 1;
 	fuse_reply_open(req, fi);
 }
 

@@ -195,3 +195,37 @@ def test_famfs_opcodes_through_session(files):
     ln, err, unique = OUT_HDR.unpack_from(rep[3])
     assert err == 0 and unique == 4
     assert struct.unpack_from("<Q", rep[3], 16)[0] == ino["striped"]
+
+
+DIO_MMAP_HI = 1 << (36 - 32)  # FUSE_DIRECT_IO_ALLOW_MMAP
+OPEN_IN = struct.Struct("<II")     # fuse_open_in
+OPEN_OUT = struct.Struct("<QII")   # fuse_open_out
+FUSE_OPEN, FOPEN_DIRECT_IO = 14, 1
+
+
+@pytest.mark.parametrize("famfs", (False, True))
+@pytest.mark.parametrize("dax_offer", (False, True))
+@pytest.mark.parametrize("dio_offer", (False, True))
+def test_init_direct_io_allow_mmap(files, famfs, dax_offer, dio_offer):
+    """Fallback mode accepts FUSE_DIRECT_IO_ALLOW_MMAP when offered, and a
+    read-only mount then opens regular files for direct I/O; famfs mode
+    leaves both alone (the kernel serves the data)."""
+    dev, ino = files
+    flags2 = (DAX_FMAP_HI if dax_offer else 0) | \
+        (DIO_MMAP_HI if dio_offer else 0)
+    init = (FUSE_INIT, 0, INIT_IN.pack(7, 38, 128 << 10, INIT_EXT | 1,
+                                       flags2))
+    rep = session(dev, famfs, [
+        init,
+        (FUSE_OPEN, ino["dir/simple"], OPEN_IN.pack(os.O_RDONLY, 0)),
+    ])
+    assert len(rep) == 2
+    o = INIT_OUT.unpack_from(rep[0], 16)
+    in_famfs = famfs and dax_offer
+    want = dio_offer and not in_famfs
+    assert bool(o[10] & DIO_MMAP_HI) == want
+    assert bool(o[10] & DAX_FMAP_HI) == in_famfs
+    ln, err, unique = OUT_HDR.unpack_from(rep[1])
+    assert (err, unique) == (0, 2)
+    _, open_flags, _ = OPEN_OUT.unpack_from(rep[1], 16)
+    assert bool(open_flags & FOPEN_DIRECT_IO) == want

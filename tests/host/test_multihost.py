@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Master and client daemons on one backing file at two mount points."""
 import errno
+import mmap
 import os
 import time
 
@@ -84,3 +85,35 @@ def test_client_rejects_writes(pair, master, client):
         assert e.value.errno == err
     assert fh.log_next_index(m.dev) == before
     master.famfs("fsck", m.dev)
+
+
+def test_client_reads_current_bytes(pair, master):
+    """What the master writes in place reaches the client: on a kernel
+    with FUSE_DIRECT_IO_ALLOW_MMAP (6.6+) even through a descriptor opened
+    before the write, otherwise at the next open; a shared mapping on the
+    client works either way."""
+    m, c = pair
+    master.famfs("creat", "-s", "2m", "-r", "-S", "5",
+                 os.path.join(m.mnt, "inplace"))
+    path = os.path.join(c.mnt, "inplace")
+    with open(path, "rb") as f:
+        old = f.read(8192)
+        new = bytes(b ^ 0xA5 for b in old)
+        fd = os.open(os.path.join(m.mnt, "inplace"), os.O_WRONLY)
+        try:
+            assert os.pwrite(fd, new, 0) == len(new)
+        finally:
+            os.close(fd)
+        f.seek(0)
+        again = f.read(8192)
+        if c.status()["direct_reads"] == "1":
+            assert again == new
+        else:
+            assert again == old  # the page cache of this open
+    with open(path, "rb") as f:
+        assert f.read(8192) == new
+        mm = mmap.mmap(f.fileno(), 0, mmap.MAP_SHARED, mmap.PROT_READ)
+        try:
+            assert mm[:8192] == new
+        finally:
+            mm.close()
