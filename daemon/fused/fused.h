@@ -82,6 +82,7 @@ struct fused {
 	/* the device's health as famfs_dax reports it (health.c) */
 	char health[64];
 	int64_t health_checked;
+	bool dev_lost; /* our mapping of it faulted or it shrank (devloss.c) */
 };
 
 /* ---- logging (log.c) ---- */
@@ -116,6 +117,16 @@ int fused_meta_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
  * the device has none; log when it fails.
  */
 void fused_health_check(struct fused *fs, bool now);
+
+/* ---- the device vanishing under the mount (devloss.c) ---- */
+/* Catch SIGBUS in our mapping of the device, once it is mapped. */
+void fused_devloss_arm(struct fused *fs);
+/*
+ * True once the device is gone (logged once; health becomes "lost"):
+ * bytes read from the mapping since then are zeros, not data. Call it
+ * before using the device and again before replying with what was read.
+ */
+bool fused_dev_lost(struct fused *fs);
 
 /* ---- FUSE operations (ops.c) ---- */
 extern const struct fuse_lowlevel_ops fused_ops;

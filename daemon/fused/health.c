@@ -59,6 +59,8 @@ void fused_health_check(struct fused *fs, bool now)
 	int64_t t = now_ns();
 	bool was_failed = !strncmp(fs->health, "failed", 6);
 
+	if (fs->dev_lost)
+		return; /* "lost" says more than the attribute can */
 	if (!now && fs->health_checked &&
 	    t - fs->health_checked < HEALTH_MIN_INTERVAL_NS)
 		return;

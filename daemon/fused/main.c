@@ -261,6 +261,7 @@ static void open_device(struct fused *fs, const struct opts *o)
 		if (rc)
 			die("%s: %s", fs->devpath, famfs_errmsg());
 	}
+	fused_devloss_arm(fs);
 	if (fused_load(fs))
 		die("%s: cannot read the log: %s", fs->devpath, famfs_errmsg());
 }

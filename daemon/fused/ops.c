@@ -125,6 +125,10 @@ static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* The CLI may have just appended it: read the log tail and retry. */
 	if (!n && fused_refresh(fs) > 0)
 		n = famfs_ns_lookup(&fs->ns, dir, name);
+	if (!n && fs->dev_lost) {
+		fuse_reply_err(req, EIO); /* it may be in the log we lost */
+		return;
+	}
 	if (!n) {
 		/* Not cached, so a file logged a moment later is seen at once. */
 		fuse_reply_err(req, ENOENT);
@@ -261,6 +265,10 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 		}
 		/* Built afresh on each read, so bypass the page cache. */
 		fi->direct_io = ino == FUSED_META_STATUS_INO;
+		if (ino != FUSED_META_STATUS_INO && fused_dev_lost(fs)) {
+			fuse_reply_err(req, EIO);
+			return;
+		}
 	} else {
 		n = famfs_ns_get(&fs->ns, ino);
 		if (!n) {
@@ -277,6 +285,10 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 		}
 		if (fi->flags & O_TRUNC && n->size) {
 			fuse_reply_err(req, EPERM);
+			return;
+		}
+		if (fused_dev_lost(fs)) {
+			fuse_reply_err(req, EIO);
 			return;
 		}
 	}
@@ -325,6 +337,10 @@ static void read_region(fuse_req_t req, struct fused *fs, const uint8_t *base,
 	}
 	if (size > len - (uint64_t)off)
 		size = (size_t)(len - (uint64_t)off);
+	if (fused_dev_lost(fs)) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	famfs_dev_invalidate(&fs->dev, base + off, size);
 	fuse_reply_buf(req, (const char *)base + off, size);
 }
@@ -401,11 +417,17 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EIO);
 		return;
 	}
+	if (fused_dev_lost(fs)) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	if (read_direct(req, fs, n, size, off))
 		return;
 	got = famfs_data_read(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
 			      size);
-	if (got < 0) {
+	if (fused_dev_lost(fs))
+		got = -EIO; /* read from the zero pages that replaced it */
+	else if (got < 0) {
 		fused_log(L_ERR, "read of inode %llu: %s",
 			  (unsigned long long)ino, famfs_errmsg());
 		fuse_reply_err(req, (int)-got);
@@ -435,9 +457,16 @@ static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 			fuse_reply_err(req, EFBIG);
 			return;
 		}
+		if (fused_dev_lost(fs)) {
+			fuse_reply_err(req, EIO);
+			return;
+		}
 		memcpy(log + off, buf, size);
 		famfs_dev_flush(&fs->dev, log + off, size);
-		fuse_reply_write(req, size);
+		if (fused_dev_lost(fs))
+			fuse_reply_err(req, EIO);
+		else
+			fuse_reply_write(req, size);
 		return;
 	}
 	if (fused_is_meta(ino)) {
@@ -455,8 +484,14 @@ static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_err(req, EIO);
 		return;
 	}
+	if (fused_dev_lost(fs)) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	put = famfs_data_write(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
 			       size);
+	if (fused_dev_lost(fs))
+		put = -EIO; /* it went to the zero pages, not the device */
 	if (put < 0) {
 		fused_log(put == -EFBIG ? L_INFO : L_ERR,
 			  "write of inode %llu: %s", (unsigned long long)ino,
@@ -592,7 +627,10 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv;
 
 	(void)ino;
-	fused_refresh(fs);
+	if (fused_refresh(fs) < 0 && fused_dev_lost(fs)) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	a = fused_alloc(fs);
 	memset(&sv, 0, sizeof(sv));
 	/* One block is one allocation unit: df then shows exact sizes. */

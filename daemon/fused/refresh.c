@@ -47,8 +47,12 @@ int fused_refresh(struct fused *fs)
 	fs->refreshes++;
 	/* The timer comes here too: notice a failed device soon. */
 	fused_health_check(fs, false);
+	if (fused_dev_lost(fs))
+		return -EIO;
 	famfs_dev_invalidate(&fs->dev, fs->dev.log, sizeof(*fs->dev.log));
 	rc = famfs_log_check_header(fs->dev.log, fs->dev.log_len);
+	if (fused_dev_lost(fs))
+		return -EIO; /* zeros, not damage: keep what we have */
 	if (rc) {
 		note_damage(fs, fs->ns.nindex, famfs_errmsg());
 		return rc;
@@ -66,6 +70,9 @@ int fused_refresh(struct fused *fs)
 					     sizeof(struct famfs_omf_entry));
 	rc = famfs_log_walk(fs->dev.log, fs->dev.log_len, &fs->g,
 			    fs->ns.nindex, apply_entry, fs, &walk);
+	/* Zero pages fail their checksum: the walk stopped at the loss. */
+	if (fused_dev_lost(fs))
+		return -EIO;
 	if (walk.bad)
 		note_damage(fs, fs->ns.nindex, walk.why);
 	else if (rc == 0)

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 		"its superblock and log check clean and the kernel has not marked its\n"
 		"device failed after a memory error (\"memory:\", the device's famfs_health\n"
 		"in sysfs: ok, failed pfn=..., or unknown when the device is not served\n"
-		"by the famfs_fuse module's famfs_dax driver). The first line says whether\n"
+		"by the famfs_fuse module's famfs_dax driver; lost when the device went\n"
+		"away under the mount). The first line says whether\n"
 		"the famfs kernel module (famfs_fuse) is loaded: without it mounts run in\n"
 		"fallback mode.\n"
 		"\n"
@@ -205,6 +206,11 @@ static void read_status(struct mnt *m)
 			 "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS, the log is not read; unmount, then bind the device to famfs_dax again",
 			 kv(m, "device_health"));
 		problem(m, "%s", msg);
+	}
+	if (kv(m, "device_health") && !strcmp(kv(m, "device_health"), "lost")) {
+		m->device_failed = true;
+		problem(m, "%s",
+			"the device went away under the mount (removed, unbound or shrunk): its files give EIO, the log is not read; unmount it");
 	}
 }
 

@@ -148,6 +148,34 @@ def test_sigkill_enotconn_remount(mnt, master):
                      os.path.join(mnt.mnt, "k%d" % i))
 
 
+def test_device_shrunk_under_mount(mnt, master, tmp_path):
+    """The image file loses its data while mounted (as a device removed
+    would): the daemon stays up, says why once, fails what needs the
+    device with EIO, famfs status reports it, and umount works."""
+    master.famfs("creat", "-s", "8m", "-r", "-S", "4",
+                 os.path.join(mnt.mnt, "kept"))
+    before = os.listdir(mnt.mnt)
+    os.truncate(mnt.dev, 1 << 20)
+    for fn in (lambda: open(os.path.join(mnt.mnt, "kept"), "rb").read(),
+               lambda: os.stat(os.path.join(mnt.mnt, "never-made")),
+               lambda: os.statvfs(mnt.mnt),
+               lambda: open(os.path.join(mnt.mnt, ".meta/.log"),
+                            "rb").read(64)):
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == errno.EIO
+    assert fh.alive(mnt.pid), "the daemon died of its device going away"
+    assert os.listdir(mnt.mnt) == before  # the namespace, from memory
+    assert mnt.status()["device_health"] == "lost"
+    p = master.famfs("status", mnt.mnt, check=False)
+    assert p.returncode == 1
+    assert "NOT HEALTHY" in p.stdout and "went away" in p.stdout
+    log = mnt.log_text()
+    assert log.count("is gone: the image file is now smaller") == 1, log
+    assert fh.run(["umount", mnt.mnt], check=False).returncode == 0
+    assert mnt.wait_daemon_exit()
+
+
 def test_daemon_refuses_unprivileged(device, tmp_path):
     os.makedirs(str(tmp_path / "u"))
     p = fh.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",

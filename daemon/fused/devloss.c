@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The device going away under the mount: an image file truncated or
+ * replaced, a devdax device unbound or its namespace destroyed. Our
+ * mapping of it then faults with SIGBUS, which would kill the daemon and
+ * leave the mount answering ENOTCONN with no word of why. Instead the
+ * first such fault (or a backing file found shorter than the file system)
+ * swaps the whole mapping for anonymous zero pages, so the faulting copy
+ * completes, and marks the device lost: from then on every operation that
+ * needs the device fails with EIO, nothing read after the loss is served,
+ * the reason is logged once and .status says device_health=lost. The
+ * mount itself stays up so that umount works and the namespace can still
+ * be listed from memory.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "fused.h"
+
+static uint8_t *guard_base;
+static size_t guard_len;
+static volatile sig_atomic_t lost;
+static const char *lost_why;
+
+/* Replace the mapping in place: later accesses read zeros, never fault. */
+static int swap_out_mapping(void)
+{
+	void *p = mmap(guard_base, guard_len, PROT_READ | PROT_WRITE,
+		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uint8_t *a = si->si_addr;
+
+	(void)uc;
+	if (guard_base && a >= guard_base && a < guard_base + guard_len &&
+	    swap_out_mapping() == 0) {
+		lost_why = "a memory access to it failed (SIGBUS)";
+		lost = 1;
+		return; /* the access is retried and reads a zero page */
+	}
+	/* Not our mapping: die of it as we would have, with a core. */
+	signal(sig, SIG_DFL);
+}
+
+void fused_devloss_arm(struct fused *fs)
+{
+	struct sigaction sa;
+
+	guard_base = fs->dev.base;
+	guard_len = fs->dev.size;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+bool fused_dev_lost(struct fused *fs)
+{
+	struct stat st;
+
+	/* A shrunk image file faults only where it shrank: look first. */
+	if (!lost && guard_base && fs->dev.kind == FAMFS_DEV_FILE &&
+	    fstat(fs->dev.fd, &st) == 0 && (uint64_t)st.st_size < guard_len &&
+	    swap_out_mapping() == 0) {
+		lost_why = "the image file is now smaller than the file system";
+		lost = 1;
+	}
+	if (!lost)
+		return false;
+	if (!fs->dev_lost) {
+		fs->dev_lost = true;
+		snprintf(fs->health, sizeof(fs->health), "lost");
+		fused_log(L_ERR, "device %s is gone: %s. Its files now fail with EIO; unmount %s",
+			  fs->devpath, lost_why, fs->mountpoint);
+	}
+	return true;
+}
