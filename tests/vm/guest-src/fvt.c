@@ -401,7 +401,8 @@ static int errnum(const char *s)
 		{ "EIO", EIO }, { "EPERM", EPERM }, { "EINVAL", EINVAL },
 		{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENOSPC", ENOSPC },
 		{ "EACCES", EACCES }, { "ENOTCONN", ENOTCONN },
-		{ "EROFS", EROFS }, { "SIGBUS", -SIGBUS }, { "0", 0 },
+		{ "EROFS", EROFS }, { "ENXIO", ENXIO }, { "SIGBUS", -SIGBUS },
+		{ "0", 0 },
 	};
 	unsigned int i;
 
