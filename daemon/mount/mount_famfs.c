@@ -31,6 +31,7 @@ struct settings {
 	char fallback[16]; /* auto yes no */
 	char role[16];	   /* auto master client */
 	char poll_ms[16];
+	char readahead_kb[16];
 	char logfile[1024];
 	char fuse_dev[1024];
 	bool debug;
@@ -67,7 +68,7 @@ static bool valid(const char *key, const char *val)
 	if (!strcmp(key, "role"))
 		return !strcmp(val, "auto") || !strcmp(val, "master") ||
 		       !strcmp(val, "client");
-	if (!strcmp(key, "poll_ms"))
+	if (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))
 		return *val && strspn(val, "0123456789") == strlen(val);
 	if (!strcmp(key, "debug"))
 		return !strcmp(val, "0") || !strcmp(val, "1") ||
@@ -82,7 +83,8 @@ static bool set(struct settings *s, const char *key, const char *val,
 	if (!strcmp(key, "debug") && !val)
 		val = "1";
 	if (strcmp(key, "fallback") && strcmp(key, "role") &&
-	    strcmp(key, "poll_ms") && strcmp(key, "debug") &&
+	    strcmp(key, "poll_ms") && strcmp(key, "readahead_kb") &&
+	    strcmp(key, "debug") &&
 	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
 	    strcmp(key, "shadow"))
 		return false;
@@ -94,6 +96,8 @@ static bool set(struct settings *s, const char *key, const char *val,
 		snprintf(s->role, sizeof(s->role), "%s", val);
 	else if (!strcmp(key, "poll_ms"))
 		snprintf(s->poll_ms, sizeof(s->poll_ms), "%s", val);
+	else if (!strcmp(key, "readahead_kb"))
+		snprintf(s->readahead_kb, sizeof(s->readahead_kb), "%s", val);
 	else if (!strcmp(key, "logfile"))
 		snprintf(s->logfile, sizeof(s->logfile), "%s", val);
 	else if (!strcmp(key, "fuse_dev"))
@@ -297,7 +301,8 @@ int main(int argc, char **argv)
 			       "  -s, -n, -N  accepted for mount(8); nothing to do\n"
 			       "  -o  mount options: ro rw nosuid nodev noexec noatime, and ours:\n"
 			       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
-			       "      logfile=PATH fuse_dev=PATH (shadow= is accepted and ignored)\n"
+			       "      readahead_kb=N logfile=PATH fuse_dev=PATH (shadow= is accepted\n"
+			       "      and ignored)\n"
 			       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
 			       prog, prog, CONF_DEFAULT);
 			return 0;
@@ -344,6 +349,9 @@ int main(int argc, char **argv)
 	if (s.poll_ms[0])
 		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
 			 ",poll_ms=%s", s.poll_ms);
+	if (s.readahead_kb[0])
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+			 ",readahead_kb=%s", s.readahead_kb);
 	if (s.logfile[0])
 		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
 			 ",logfile=%s", s.logfile);

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 
 import pytest
 
@@ -114,6 +115,35 @@ def test_conf_defaults(tmp_path, master, device, mounts):
     m.unmount()
     m.mount(extra="poll_ms=300")  # -o wins over the file
     assert m.status()["poll_ms"] == "300"
+
+
+def _readahead_kb(mnt):
+    st = os.stat(mnt)
+    bdi = "/sys/class/bdi/%d:%d/read_ahead_kb" % (os.major(st.st_dev),
+                                                   os.minor(st.st_dev))
+    for _ in range(100):  # the daemon sets it just after INIT
+        with open(bdi) as f:
+            kb = int(f.read())
+        if kb != 128:
+            return kb
+        time.sleep(0.02)
+    return kb
+
+
+def test_readahead_kb_option(tmp_path, master, device, mounts):
+    with open(master.env["FAMFS_CONF"], "w") as f:
+        f.write("readahead_kb = 512\n")
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    assert _readahead_kb(m.mnt) == 512
+    m.unmount()
+    m.mount(extra="readahead_kb=2048")
+    assert _readahead_kb(m.mnt) == 2048
+    m.unmount()
+    p = m.mount(check=False, extra="readahead_kb=lots")
+    assert p.returncode == 32 and "bad value for readahead_kb" in p.stderr
 
 
 def test_umount_stops_daemon(mnt):
