@@ -103,12 +103,19 @@ def test_mount_errors(tmp_path, master, device, mnt):
     assert p.returncode != 0 and "does not exist" in p.stderr
 
 
-def test_conf_defaults(tmp_path, master, device, mounts):
+def _conf_mount(conf, tmp_path, master, device, mounts):
+    """An unmounted Mount whose famfs.conf holds @conf."""
     with open(master.env["FAMFS_CONF"], "w") as f:
-        f.write("# test defaults\npoll_ms = 250  # faster\nfallback = auto\n")
+        f.write(conf)
     m = fh.Mount(master, device, str(tmp_path / "mnt"),
                  str(tmp_path / "fused.log"))
     mounts.append(m)
+    return m
+
+
+def test_conf_defaults(tmp_path, master, device, mounts):
+    m = _conf_mount("# test defaults\npoll_ms = 250  # faster\n"
+                    "fallback = auto\n", tmp_path, master, device, mounts)
     p = m.mount(extra="shadow=/tmp/x")
     assert "shadow" in p.stderr  # accepted with a note
     assert m.status()["poll_ms"] == "250"
@@ -131,11 +138,8 @@ def _readahead_kb(mnt):
 
 
 def test_readahead_kb_option(tmp_path, master, device, mounts):
-    with open(master.env["FAMFS_CONF"], "w") as f:
-        f.write("readahead_kb = 512\n")
-    m = fh.Mount(master, device, str(tmp_path / "mnt"),
-                 str(tmp_path / "fused.log"))
-    mounts.append(m)
+    m = _conf_mount("readahead_kb = 512\n", tmp_path, master, device,
+                    mounts)
     m.mount()
     assert _readahead_kb(m.mnt) == 512
     m.unmount()
