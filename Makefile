@@ -49,7 +49,8 @@ test-builds: build $(TESTBUILD)/build.ninja $(FUZZBUILD)/build.ninja
 demo: build
 	scripts/demo.sh $(BUILD)
 
-# The e2e tier's fast subset (install, fstab mount, systemctl status, rpm);
+# The e2e tier's fast subset (install, fstab mount, systemctl status,
+# daemon restart, rpm);
 # make e2e runs all of it.
 check: test-builds deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh
