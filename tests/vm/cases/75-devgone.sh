@@ -44,9 +44,14 @@ t "a new open of a file on the lost device: EIO" fvt expect EIO read $M/gone
 t "famfs status: NOT HEALTHY, memory lost, exit 1" sh -c "
 	famfs status $M >/tmp/st75; rc=\$?; cat /tmp/st75; [ \$rc -eq 1 ] &&
 	grep -q ': NOT HEALTHY' /tmp/st75 && grep -q '^  memory: *lost' /tmp/st75"
-t "unmount after the device went away" sh -c "
+# The first umount here gets EBUSY and the next, 0.5 s later, works (in
+# every run of this case; no process then has a descriptor, mapping or
+# cwd on the mount). Smaller sequences (unbind with a file open and read,
+# or mapped, or a failed open, then umount) unmount at once; the cause is
+# not known. Up to 10 s is allowed, and the retries are printed.
+t "unmount after the device went away (within 10 s)" sh -c "
 	i=0; until umount $M; do i=\$((i + 1)); [ \$i -le 20 ] || exit 1; sleep 0.5; done
-	echo tries \$i; cat /proc/mounts | grep famfs; true"
+	echo umount retries: \$i; ! grep -q ' $M ' /proc/mounts"
 t "the daemon exits" wait_gone "$pid"
 t "module unloads after the device went away" sh -c "sleep 0.3; rmmod famfs_fuse"
 t "dax0.0 goes back to device_dax" sh -c "
