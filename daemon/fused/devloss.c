@@ -67,10 +67,13 @@ bool fused_dev_lost(struct fused *fs)
 {
 	struct stat st;
 
-	/* A shrunk image file faults only where it shrank: look first. */
+	/*
+	 * A shrunk image file faults only where it shrank: look first (a
+	 * block device has no st_size to compare).
+	 */
 	if (!lost && guard_base && fs->dev.kind == FAMFS_DEV_FILE &&
-	    fstat(fs->dev.fd, &st) == 0 && (uint64_t)st.st_size < guard_len &&
-	    swap_out_mapping() == 0) {
+	    fstat(fs->dev.fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size < guard_len && swap_out_mapping() == 0) {
 		lost_why = "the image file is now smaller than the file system";
 		lost = 1;
 	}

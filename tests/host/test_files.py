@@ -5,6 +5,8 @@ import mmap
 import os
 import subprocess
 
+import pytest
+
 import famfs_host as fh
 
 
@@ -122,3 +124,38 @@ def test_statfs_from_free_map(mnt, master):
     out = subprocess.run(["df", "-B1", mnt.mnt], capture_output=True,
                          text=True).stdout
     assert mnt.mnt in out
+
+
+@pytest.fixture
+def loopdev(tmp_path, master):
+    """A famfs on a loop block device (as on a pmem namespace in fsdax
+    mode), detached afterwards."""
+    img = str(tmp_path / "blk.img")
+    with open(img, "wb") as f:
+        f.truncate(256 << 20)
+    p = fh.run(["losetup", "-f", "--show", img], check=False)
+    if p.returncode != 0:
+        pytest.skip("no loop device here: " + p.stderr.strip())
+    dev = p.stdout.strip()
+    try:
+        fh.run([fh.MKFS, dev], env=master.env)
+        yield dev
+    finally:
+        fh.run(["losetup", "-d", dev], check=False)
+
+
+def test_block_device(loopdev, master, mounts, tmp_path):
+    """A block device is served like an image file; nothing mistakes its
+    zero st_size for a device that shrank."""
+    m = fh.Mount(master, loopdev, str(tmp_path / "blk"),
+                 str(tmp_path / "fused-blk.log"))
+    mounts.append(m)
+    m.mount()
+    path = os.path.join(m.mnt, "f")
+    master.famfs("creat", "-s", "8m", "-r", "-S", "21", path)
+    master.famfs("verify", "-S", "21", "-f", path)
+    with open(path, "rb") as f:
+        assert f.read(4096) == fh.read_via_fmap(
+            loopdev, fh.file_entry(loopdev, os.stat(path).st_ino)[1], 4096)
+    assert m.status()["device_health"] != "lost"
+    m.unmount()
