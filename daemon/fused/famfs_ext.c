@@ -21,13 +21,13 @@
 #include <unistd.h>
 
 #include "famfs_fuse_abi.h"
+#include "fmap_msg.h"
+#include "fused.h"
 
 /* Linux 6.6; bookworm's headers predate it. */
 #ifndef FUSE_DIRECT_IO_ALLOW_MMAP
 #define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36)
 #endif
-#include "fmap_msg.h"
-#include "fused.h"
 
 static size_t reply_err(const struct fuse_in_header *ih, int err, void *out)
 {
@@ -160,8 +160,10 @@ static void saw_init(struct fused *fs, const struct fuse_in_header *ih,
 			  ((uint64_t)init.flags2 << 32 & FUSE_DAX_FMAP);
 	fs->famfs_mode = fs->dax_offered && fs->allow_famfs;
 	/* Our INIT handler logs this before the reply goes out: decide now. */
-	fs->dio_mmap = !fs->famfs_mode && (init.flags & FUSE_INIT_EXT) &&
-		       ((uint64_t)init.flags2 << 32 & FUSE_DIRECT_IO_ALLOW_MMAP);
+	fs->direct_reads =
+		fs->readonly && !fs->famfs_mode &&
+		(init.flags & FUSE_INIT_EXT) &&
+		((uint64_t)init.flags2 << 32 & FUSE_DIRECT_IO_ALLOW_MMAP);
 }
 
 static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
@@ -196,7 +198,7 @@ static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
 
 /*
  * Accept FUSE_DAX_FMAP in libfuse's INIT reply when we want famfs mode,
- * and FUSE_DIRECT_IO_ALLOW_MMAP when we serve data ourselves.
+ * and FUSE_DIRECT_IO_ALLOW_MMAP when a read-only mount serves data itself.
  */
 static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 {
@@ -212,13 +214,13 @@ static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 	fs->init_seen = false;
 	if (fs->famfs_mode)
 		accept |= FUSE_DAX_FMAP;
-	if (fs->dio_mmap)
+	if (fs->direct_reads)
 		accept |= FUSE_DIRECT_IO_ALLOW_MMAP;
 	if (iov[1].iov_len < offsetof(struct fuse_init_out, flags2) +
 				     sizeof(io->flags2)) {
 		/* An old kernel has no flags2: it cannot be ours. */
 		fs->famfs_mode = false;
-		fs->dio_mmap = false;
+		fs->direct_reads = false;
 		return;
 	}
 	if (!accept)

@@ -56,10 +56,11 @@ struct fused {
 	bool famfs_mode; /* the kernel accepted FUSE_DAX_FMAP */
 	bool dax_offered;
 	/*
-	 * The kernel allows shared mmap of direct-I/O files (6.6+): read-only
-	 * mounts in fallback mode then serve read(2) without the page cache.
+	 * A read-only mount in fallback mode whose kernel allows shared mmap
+	 * of direct-I/O files (6.6+): regular files open with FOPEN_DIRECT_IO,
+	 * so read(2) bypasses the page cache.
 	 */
-	bool dio_mmap;
+	bool direct_reads;
 	uint64_t init_unique;
 	bool init_seen;
 	bool initialized; /* INIT answered, the mount is ready */

@@ -138,7 +138,7 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->g.dev_size,
 		     (unsigned long long)(a ? a->used * a->alloc_unit : 0),
 		     FAMFS_VERSION, fs->health,
-		     fs->dio_mmap && fs->readonly && !fs->famfs_mode);
+		     fs->direct_reads);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

@@ -96,7 +96,7 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		  fs->famfs_mode ? "famfs" : "fallback",
 		  famfs_role_name(fs->role), fs->readonly ? ", read-only" : "",
 		  fs->dax_offered ? "offers" : "does not offer",
-		  fs->dio_mmap && fs->readonly ? "; reads bypass the page cache" : "");
+		  fs->direct_reads ? "; reads bypass the page cache" : "");
 }
 
 static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -305,7 +305,7 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	 * read-only mount reads past the page cache instead: every read(2)
 	 * sees the device as it is now, and costs one copy, not two.
 	 */
-	if (n && fs->readonly && fs->dio_mmap)
+	if (n && fs->direct_reads)
 		fi->direct_io = 1;
 	fuse_reply_open(req, fi);
 }
