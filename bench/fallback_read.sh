@@ -7,7 +7,10 @@
 #   client: a read-only mount drops the file's page cache at every open, so
 #           every pass is served by the daemon (FUSE READs of 1 MiB);
 #   master: the master keeps the page cache between opens (all writes go
-#           through its mount), so after the first pass reads hit the cache.
+#           through its mount), so after the first pass reads hit the cache;
+#   client on one CPU: the client again, with dd and the client's daemon
+#           pinned to the same CPU. Not a way to run famfs: it measures
+#           what the cross-CPU wakeups of each request cost on this host.
 # The backing file is page-cache hot on every side. The last line,
 # "RESULT fallback key=value ...", is for bench/report.py (make bench).
 # Builds nothing: run after 'ninja -C ${BUILD_DIR:-build}'. Needs root.
@@ -62,22 +65,31 @@ if ! dd if="$W/dev" bs=1M skip=$((off / 1048576)) count="$SIZE_MIB" \
 fi
 
 now() { date +%s%N; }
-pass() { # $1: master|client|direct -> nanoseconds
+cpid=$(sed -n 's/^pid=//p' "$W/cli/.meta/.status")
+cmask=$(taskset -p "$cpid" | sed 's/.*: //')
+cpu=$(taskset -cp $$ | sed 's/.*: //; s/[-,].*//') # the first CPU we may use
+pass() { # $1: master|client|client1|direct -> nanoseconds
+	[ "$1" = client1 ] && taskset -pc "$cpu" "$cpid" >/dev/null
 	t0=$(now)
 	case $1 in
 	master) dd if="$W/mnt/big" of=/dev/null bs="$BS" status=none ;;
 	client) dd if="$W/cli/big" of=/dev/null bs="$BS" status=none ;;
+	client1) taskset -c "$cpu" dd if="$W/cli/big" of=/dev/null bs="$BS" \
+		status=none ;;
 	direct) dd if="$W/dev" of=/dev/null bs=1M skip=$((off / 1048576)) \
 		count="$SIZE_MIB" status=none ;;
 	esac
-	echo $(($(now) - t0))
+	t1=$(now)
+	[ "$1" = client1 ] && taskset -p "$cmask" "$cpid" >/dev/null
+	echo $((t1 - t0))
 }
 pass direct >/dev/null # warm the backing file's page cache
 req0=$(sed -n 's/^requests=//p' "$W/cli/.meta/.status")
 : >"$W/ratios"
 i=0
 while [ "$i" -lt "$PASSES" ]; do
-	echo "$(pass master) $(pass client) $(pass direct)" >>"$W/ratios"
+	echo "$(pass master) $(pass client) $(pass direct) $(pass client1)" \
+		>>"$W/ratios"
 	i=$((i + 1))
 done
 req1=$(sed -n 's/^requests=//p' "$W/cli/.meta/.status")
@@ -90,7 +102,8 @@ rows = [tuple(map(int, l.split())) for l in open(path)]
 
 
 def show(name, col):
-    r = sorted(row[2] / row[col] for row in rows)  # famfs / direct speed
+    # famfs / direct speed; direct (col 2) was read between the two clients
+    r = sorted(row[2] / row[col] for row in rows)
     mibs = statistics.median(mib / (row[col] / 1e9) for row in rows)
     print("ratio %s/direct: median %.3f (min %.3f, max %.3f); %s %.0f MiB/s"
           % (name, statistics.median(r), r[0], r[-1], name, mibs))
@@ -98,16 +111,17 @@ def show(name, col):
         % (name, mibs, name, statistics.median(r), name, r[0], name, r[-1])
 
 
-print("fallback_read: %d MiB, %d passes each (master client direct ...)"
+print("fallback_read: %d MiB, %d passes each (master client direct client-on-one-CPU ...)"
       % (mib, passes))
+per_pass = (r1 - r0) / passes / 2  # both client sides read the file
 print("  direct median %.0f MiB/s; client: %.0f FUSE requests per pass"
-      % (statistics.median(mib / (row[2] / 1e9) for row in rows),
-         (r1 - r0) / passes))
+      % (statistics.median(mib / (row[2] / 1e9) for row in rows), per_pass))
 client = show("client", 1)
 master = show("master", 0)
+onecpu = show("client_onecpu", 3)
 # One machine-readable line last, for bench/report.py (keys: add, never rename).
 print("RESULT fallback size_mib=%d passes=%d direct_mibs=%.0f "
-      "client_requests_per_pass=%.0f %s %s"
+      "client_requests_per_pass=%.0f %s %s %s"
       % (mib, passes, statistics.median(mib / (row[2] / 1e9) for row in rows),
-         (r1 - r0) / passes, client, master))
+         per_pass, client, master, onecpu))
 PY

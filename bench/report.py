@@ -110,6 +110,11 @@ def rows(g):
             ratio("fallback", "master_ratio"),
             "%d vs %d MiB/s" % (g["fallback"]["master_mibs"],
                                 g["fallback"]["direct_mibs"]))),
+        ("fallback", lambda: (
+            "  the client again, dd and its daemon on one CPU (diagnostic)",
+            ratio("fallback", "client_onecpu_ratio"),
+            "%d vs %d MiB/s" % (g["fallback"]["client_onecpu_mibs"],
+                                g["fallback"]["direct_mibs"]))),
         ("meta_creat", lambda: (
             "famfs creat / fallocate in tmpfs, files per second",
             ratio("meta_creat", "ratio"),
