@@ -72,6 +72,19 @@ int cli_parse_u32(const char *what, const char *s, uint32_t *out)
 	return 0;
 }
 
+int cli_owner_opt(struct cli_owner *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'm':
+		return cli_parse_mode("-m", arg, &o->mode) ? -1 : 1;
+	case 'u':
+		return cli_parse_u32("-u", arg, &o->uid) ? -1 : 1;
+	case 'g':
+		return cli_parse_u32("-g", arg, &o->gid) ? -1 : 1;
+	}
+	return 0;
+}
+
 int cli_interleave_opt(struct cli_interleave *il, int c, const char *arg)
 {
 	switch (c) {

@@ -45,6 +45,20 @@ int cli_parse_size(const char *what, const char *s, uint64_t *out);
 int cli_parse_mode(const char *what, const char *s, uint32_t *out);
 int cli_parse_u32(const char *what, const char *s, uint32_t *out);
 
+/* The owner options -m, -u, -g of the commands that make files and dirs. */
+struct cli_owner {
+	uint32_t mode, uid, gid;
+};
+
+/* Their long names, for a command's option table (needs <getopt.h>). */
+#define CLI_OWNER_OPTIONS                         \
+	{ "mode", required_argument, NULL, 'm' }, \
+	{ "uid", required_argument, NULL, 'u' },  \
+	{ "gid", required_argument, NULL, 'g' }
+
+/* Handle -m/-u/-g; returns 1 if @c was one of them, -1 on a bad value. */
+int cli_owner_opt(struct cli_owner *o, int c, const char *arg);
+
 /* The interleave options -N, -B, -C shared by creat and cp. */
 struct cli_interleave {
 	bool set;

@@ -82,7 +82,7 @@ struct cp {
 	struct cli_fs fs;
 	struct famfs_writer w;
 	const struct famfs_interleave *il;
-	uint32_t mode, uid, gid;
+	struct cli_owner own; /* mode 0: the source's */
 	bool compare;
 	int verbose;
 	bool fatal; /* out of space or log: stop planning */
@@ -155,9 +155,10 @@ static void plan_file(struct cp *cp, const char *src, const struct stat *st,
 		return;
 	}
 	if (!n) {
-		uint32_t mode = cp->mode ? cp->mode : (uint32_t)st->st_mode & 0777;
-		int rc = famfs_writer_creat(&cp->w, rel, size, mode, cp->uid,
-					    cp->gid, cp->il, NULL);
+		uint32_t mode = cp->own.mode ? cp->own.mode :
+					       (uint32_t)st->st_mode & 0777;
+		int rc = famfs_writer_creat(&cp->w, rel, size, mode, cp->own.uid,
+					    cp->own.gid, cp->il, NULL);
 
 		if (rc) {
 			fprintf(stderr, "famfs cp: %s: %s\n", show(cp, rel),
@@ -213,7 +214,8 @@ static int ensure_dir(struct cp *cp, const char *rel, uint32_t dirmode)
 			show(cp, rel));
 		return -1;
 	}
-	rc = famfs_writer_mkdir(&cp->w, rel, dirmode, cp->uid, cp->gid);
+	rc = famfs_writer_mkdir(&cp->w, rel, dirmode, cp->own.uid,
+				cp->own.gid);
 	if (rc) {
 		fprintf(stderr, "famfs cp: %s: %s\n", show(cp, rel),
 			famfs_errmsg());
@@ -361,9 +363,7 @@ int cmd_cp(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "recursive", no_argument, NULL, 'r' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "uid", required_argument, NULL, 'u' },
-		{ "gid", required_argument, NULL, 'g' },
+		CLI_OWNER_OPTIONS,
 		{ "threadct", required_argument, NULL, 't' },
 		{ "compare", no_argument, NULL, 'c' },
 		{ "nstrips", required_argument, NULL, 'N' },
@@ -383,7 +383,7 @@ int cmd_cp(int argc, char **argv)
 	bool recursive = false, dest_is_dir;
 	int c, nsrc;
 	unsigned int failed;
-	struct cp cp = { .uid = getuid(), .gid = getgid() };
+	struct cp cp = { .own = { .uid = getuid(), .gid = getgid() } };
 	mode_t mask;
 
 	optind = 0;
@@ -391,6 +391,8 @@ int cmd_cp(int argc, char **argv)
 				NULL)) != -1) {
 		int r = cli_interleave_opt(&ilopt, c, optarg);
 
+		if (!r)
+			r = cli_owner_opt(&cp.own, c, optarg);
 		if (r < 0)
 			goto usage_err;
 		if (r > 0)
@@ -398,18 +400,6 @@ int cmd_cp(int argc, char **argv)
 		switch (c) {
 		case 'r':
 			recursive = true;
-			break;
-		case 'm':
-			if (cli_parse_mode("-m", optarg, &cp.mode))
-				goto usage_err;
-			break;
-		case 'u':
-			if (cli_parse_u32("-u", optarg, &cp.uid))
-				goto usage_err;
-			break;
-		case 'g':
-			if (cli_parse_u32("-g", optarg, &cp.gid))
-				goto usage_err;
 			break;
 		case 't':
 			if (cli_parse_u32("-t", optarg, &threads))
@@ -444,7 +434,7 @@ int cmd_cp(int argc, char **argv)
 		goto usage_err;
 	mask = umask(0);
 	umask(mask);
-	cp.mode &= ~(uint32_t)mask;
+	cp.own.mode &= ~(uint32_t)mask;
 	dest = argv[argc - 1];
 
 	if (cli_fs_open(&cp.fs, device, dest, !cp.compare))

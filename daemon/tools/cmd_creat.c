@@ -168,9 +168,7 @@ int cmd_creat(int argc, char **argv)
 		{ "randomize", no_argument, NULL, 'r' },
 		{ "multi", required_argument, NULL, 'M' },
 		{ "threadct", required_argument, NULL, 't' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "uid", required_argument, NULL, 'u' },
-		{ "gid", required_argument, NULL, 'g' },
+		CLI_OWNER_OPTIONS,
 		{ "nstrips", required_argument, NULL, 'N' },
 		{ "nbuckets", required_argument, NULL, 'B' },
 		{ "chunksize", required_argument, NULL, 'C' },
@@ -180,7 +178,9 @@ int cmd_creat(int argc, char **argv)
 		{ 0 }
 	};
 	const char *device = cli_device;
-	uint32_t mode = 0644, uid = geteuid(), gid = getegid(), threads = 0;
+	struct cli_owner own = { .mode = 0644, .uid = geteuid(),
+				 .gid = getegid() };
+	uint32_t threads = 0;
 	uint64_t size = 0, seed = 0;
 	bool randomize = false, have_seed = false;
 	struct cli_interleave ilopt = { 0 };
@@ -201,6 +201,8 @@ int cmd_creat(int argc, char **argv)
 				NULL)) != -1) {
 		int r = cli_interleave_opt(&ilopt, c, optarg);
 
+		if (!r)
+			r = cli_owner_opt(&own, c, optarg);
 		if (r < 0)
 			goto usage_err;
 		if (r > 0)
@@ -233,18 +235,6 @@ int cmd_creat(int argc, char **argv)
 			break;
 		case 't':
 			if (cli_parse_u32("-t", optarg, &threads))
-				goto usage_err;
-			break;
-		case 'm':
-			if (cli_parse_mode("-m", optarg, &mode))
-				goto usage_err;
-			break;
-		case 'u':
-			if (cli_parse_u32("-u", optarg, &uid))
-				goto usage_err;
-			break;
-		case 'g':
-			if (cli_parse_u32("-g", optarg, &gid))
 				goto usage_err;
 			break;
 		case 'D':
@@ -307,7 +297,7 @@ int cmd_creat(int argc, char **argv)
 
 	mask = umask(0);
 	umask(mask);
-	mode &= ~(uint32_t)mask;
+	own.mode &= ~(uint32_t)mask;
 
 	{
 		/* -M names end at their first comma */
@@ -362,8 +352,8 @@ int cmd_creat(int argc, char **argv)
 				show);
 			continue;
 		}
-		r = famfs_writer_creat(&w, nf->rel, nf->size, mode, uid, gid,
-				       il, NULL);
+		r = famfs_writer_creat(&w, nf->rel, nf->size, own.mode, own.uid,
+				       own.gid, il, NULL);
 		if (r) {
 			fprintf(stderr, "famfs creat: %s: %s\n", show,
 				famfs_errmsg());

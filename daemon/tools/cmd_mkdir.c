@@ -38,11 +38,11 @@ static void usage(FILE *f)
 }
 
 static int make(struct famfs_writer *w, struct cli_fs *fs, const char *rel,
-		uint32_t mode, uint32_t uid, uint32_t gid, int verbose)
+		const struct cli_owner *own, int verbose)
 {
 	char show[PATH_MAX + 96];
 
-	if (famfs_writer_mkdir(w, rel, mode, uid, gid)) {
+	if (famfs_writer_mkdir(w, rel, own->mode, own->uid, own->gid)) {
 		fprintf(stderr, "famfs mkdir: %s: %s\n",
 			cli_show(fs, rel, show, sizeof(show)), famfs_errmsg());
 		return -1;
@@ -55,8 +55,8 @@ static int make(struct famfs_writer *w, struct cli_fs *fs, const char *rel,
 
 /* mkdir -p: make each missing directory from the top down. */
 static int make_parents(struct famfs_writer *w, struct cli_fs *fs,
-			const char *rel, uint32_t mode, uint32_t uid,
-			uint32_t gid, int verbose)
+			const char *rel, const struct cli_owner *own,
+			int verbose)
 {
 	char part[FAMFS_PATH_LEN], show[PATH_MAX + 96];
 	size_t len = strlen(rel), i = 0;
@@ -77,7 +77,7 @@ static int make_parents(struct famfs_writer *w, struct cli_fs *fs,
 				cli_show(fs, part, show, sizeof(show)));
 			return -1;
 		}
-		if (make(w, fs, part, mode, uid, gid, verbose))
+		if (make(w, fs, part, own, verbose))
 			return -1;
 	}
 	return 0;
@@ -87,16 +87,15 @@ int cmd_mkdir(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "parents", no_argument, NULL, 'p' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "uid", required_argument, NULL, 'u' },
-		{ "gid", required_argument, NULL, 'g' },
+		CLI_OWNER_OPTIONS,
 		{ "device", required_argument, NULL, 'D' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *device = cli_device;
-	uint32_t mode = 0755, uid = geteuid(), gid = getegid();
+	struct cli_owner own = { .mode = 0755, .uid = geteuid(),
+				 .gid = getegid() };
 	bool parents = false;
 	int verbose = 0, c, rc = CLI_OK;
 	struct famfs_writer w;
@@ -104,21 +103,15 @@ int cmd_mkdir(int argc, char **argv)
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "pm:u:g:D:vh", opts, NULL)) != -1) {
+		int r = cli_owner_opt(&own, c, optarg);
+
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'p':
 			parents = true;
-			break;
-		case 'm':
-			if (cli_parse_mode("-m", optarg, &mode))
-				return CLI_USAGE;
-			break;
-		case 'u':
-			if (cli_parse_u32("-u", optarg, &uid))
-				return CLI_USAGE;
-			break;
-		case 'g':
-			if (cli_parse_u32("-g", optarg, &gid))
-				return CLI_USAGE;
 			break;
 		case 'D':
 			device = optarg;
@@ -148,9 +141,8 @@ int cmd_mkdir(int argc, char **argv)
 
 		if (cli_relpath_new(&fs, argv[i], rel))
 			rc = CLI_FAIL;
-		else if (parents ? make_parents(&w, &fs, rel, mode, uid, gid,
-						verbose) :
-				   make(&w, &fs, rel, mode, uid, gid, verbose))
+		else if (parents ? make_parents(&w, &fs, rel, &own, verbose) :
+				   make(&w, &fs, rel, &own, verbose))
 			rc = CLI_FAIL;
 	}
 	famfs_writer_end(&w);

@@ -271,6 +271,21 @@ t_cp_r() {
 }
 check "cp -r of a directory tree (modes kept, contents compared)" t_cp_r
 
+t_owner_opts() {
+	# -m is reduced by the umask, as upstream's creat and cp do
+	umask 022
+	run 0 F creat -D "$IMG" -s 2m -m 0660 -u 1234 -g 99 owned.c || return 1
+	run 0 F cp -D "$IMG" --mode=0604 --uid=7 --gid=8 "$SRC/tiny" owned.cp ||
+		return 1
+	run 2 F cp -D "$IMG" -u nobody "$SRC/tiny" owned.bad && has_err "-u" ||
+		return 1
+	run 0 F logplay -D "$IMG" -v || return 1
+	grep -Eq "file +owned.c .* 0640 1234:99" "$OUT" &&
+		grep -Eq "file +owned.cp .* 0604 7:8" "$OUT" ||
+		{ echo "# creat/cp mode or owner not logged"; return 1; }
+}
+check "creat and cp -m/-u/-g: mode (less the umask) and owner logged" t_owner_opts
+
 t_cp_interleaved() {
 	run 0 F cp -D "$IMG" -N 2 -B 4 "$SRC/big" big.il || return 1
 	run 0 F getmap -D "$IMG" big.il && has_out "2 strips" || return 1
