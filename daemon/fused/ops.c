@@ -368,6 +368,33 @@ static bool read_direct(fuse_req_t req, struct fused *fs,
 	return true;
 }
 
+/*
+ * The file whose bytes a READ or WRITE moves, or NULL after replying with
+ * the error: not a regular file, famfs mode (the kernel maps famfs files
+ * itself, so such a request is a bug), or the device is gone.
+ */
+static const struct famfs_node *data_file(fuse_req_t req, struct fused *fs,
+					  fuse_ino_t ino, const char *op)
+{
+	const struct famfs_node *n = famfs_ns_get(&fs->ns, ino);
+
+	if (!n || n->is_dir) {
+		fuse_reply_err(req, n ? EISDIR : ENOENT);
+		return NULL;
+	}
+	if (fs->famfs_mode) {
+		fused_log(L_ERR, "%s of inode %llu in famfs mode: refused", op,
+			  (unsigned long long)ino);
+		fuse_reply_err(req, EIO);
+		return NULL;
+	}
+	if (fused_dev_lost(fs)) {
+		fuse_reply_err(req, EIO);
+		return NULL;
+	}
+	return n;
+}
+
 static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -405,22 +432,9 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 					       size);
 		return;
 	}
-	n = famfs_ns_get(&fs->ns, ino);
-	if (!n || n->is_dir) {
-		fuse_reply_err(req, n ? EISDIR : ENOENT);
+	n = data_file(req, fs, ino, "READ");
+	if (!n)
 		return;
-	}
-	if (fs->famfs_mode) {
-		/* The kernel maps famfs files itself; a READ here is a bug. */
-		fused_log(L_ERR, "READ of inode %llu in famfs mode: refused",
-			  (unsigned long long)ino);
-		fuse_reply_err(req, EIO);
-		return;
-	}
-	if (fused_dev_lost(fs)) {
-		fuse_reply_err(req, EIO);
-		return;
-	}
 	if (read_direct(req, fs, n, size, off))
 		return;
 	got = famfs_data_read(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
@@ -473,21 +487,9 @@ static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	n = famfs_ns_get(&fs->ns, ino);
-	if (!n || n->is_dir) {
-		fuse_reply_err(req, n ? EISDIR : ENOENT);
+	n = data_file(req, fs, ino, "WRITE");
+	if (!n)
 		return;
-	}
-	if (fs->famfs_mode) {
-		fused_log(L_ERR, "WRITE of inode %llu in famfs mode: refused",
-			  (unsigned long long)ino);
-		fuse_reply_err(req, EIO);
-		return;
-	}
-	if (fused_dev_lost(fs)) {
-		fuse_reply_err(req, EIO);
-		return;
-	}
 	put = famfs_data_write(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
 			       size);
 	if (fused_dev_lost(fs))

@@ -113,7 +113,7 @@ static void print_json(const char *path, const struct famfs_fsck *r,
 static void print_text(const char *path, const struct famfs_fsck *r,
 		       int status)
 {
-	char a[32], b[32], c[32], u[37];
+	char u[37];
 
 	printf("famfs fsck %s\n", path);
 	if (r->sb_valid) {
@@ -122,20 +122,7 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 		       famfs_role_name(r->role));
 	}
 	if (r->log_valid) {
-		printf("  log:         %s, %llu of %llu entries used (%.1f%%)\n",
-		       human_size(r->log_len, a, sizeof(a)),
-		       (unsigned long long)r->log_used,
-		       (unsigned long long)r->log_slots,
-		       r->log_slots ? 100.0 * (double)r->log_used /
-					      (double)r->log_slots : 0.0);
-		printf("  contents:    %llu files (%s), %llu directories\n",
-		       (unsigned long long)r->files,
-		       human_size(r->bytes_in_files, a, sizeof(a)),
-		       (unsigned long long)r->dirs);
-		printf("  space:       %s used, %s free of %s\n",
-		       human_size(r->space_used, a, sizeof(a)),
-		       human_size(r->space_free, b, sizeof(b)),
-		       human_size(r->dev_size, c, sizeof(c)));
+		print_fs_usage(r, 13);
 	}
 	for (unsigned int i = 0; i < r->nproblems; i++)
 		printf("  problem:     %s\n", r->problems[i]);

@@ -307,8 +307,6 @@ static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
 
 static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 {
-	char a[32], b[32], c[32];
-
 	print_kmod(k);
 	if (!n)
 		printf("no famfs file systems are mounted\n");
@@ -335,20 +333,7 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			       kv(m, "unit") ? kv(m, "unit") : "",
 			       kv(m, "requests") ? kv(m, "requests") : "?");
 		if (m->fsck_ok) {
-			printf("  log:       %llu of %llu entries used (%.1f%%)\n",
-			       (unsigned long long)r->log_used,
-			       (unsigned long long)r->log_slots,
-			       r->log_slots ? 100.0 * (double)r->log_used /
-						      (double)r->log_slots :
-					      0.0);
-			printf("  contents:  %llu files (%s), %llu directories\n",
-			       (unsigned long long)r->files,
-			       human_size(r->bytes_in_files, a, sizeof(a)),
-			       (unsigned long long)r->dirs);
-			printf("  space:     %s used, %s free of %s\n",
-			       human_size(r->space_used, a, sizeof(a)),
-			       human_size(r->space_free, b, sizeof(b)),
-			       human_size(r->dev_size, c, sizeof(c)));
+			print_fs_usage(r, 11);
 		}
 		for (unsigned int k = 0; k < m->nproblems; k++)
 			printf("  problem:   %s\n", m->problem[k]);

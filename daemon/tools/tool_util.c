@@ -33,3 +33,23 @@ const char *human_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.1f %s", v, unit[i]);
 	return buf;
 }
+
+void print_fs_usage(const struct famfs_fsck *r, int width)
+{
+	char a[32], b[32], c[32];
+
+	printf("  %-*s%s, %llu of %llu entries used (%.1f%%)\n", width, "log:",
+	       human_size(r->log_len, a, sizeof(a)),
+	       (unsigned long long)r->log_used,
+	       (unsigned long long)r->log_slots,
+	       r->log_slots ? 100.0 * (double)r->log_used /
+				      (double)r->log_slots : 0.0);
+	printf("  %-*s%llu files (%s), %llu directories\n", width, "contents:",
+	       (unsigned long long)r->files,
+	       human_size(r->bytes_in_files, a, sizeof(a)),
+	       (unsigned long long)r->dirs);
+	printf("  %-*s%s used, %s free of %s\n", width, "space:",
+	       human_size(r->space_used, a, sizeof(a)),
+	       human_size(r->space_free, b, sizeof(b)),
+	       human_size(r->dev_size, c, sizeof(c)));
+}

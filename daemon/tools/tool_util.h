@@ -6,9 +6,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "libfamfs.h"
+
 /* Print @s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
 /* "1.5 GiB", "8 MiB", "512 B" */
 const char *human_size(uint64_t bytes, char *buf, size_t len);
+/*
+ * The log, contents and space lines of a checked famfs (fsck, status),
+ * indented by two and with the labels padded to @width columns.
+ */
+void print_fs_usage(const struct famfs_fsck *r, int width);
 
 #endif
