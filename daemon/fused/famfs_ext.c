@@ -85,6 +85,8 @@ static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
 			return reply_err(ih, ENOENT, out);
 		if (n->is_dir)
 			return reply_err(ih, ENODATA, out);
+		if (n->overlaps)
+			return reply_err(ih, EUCLEAN, out);
 		fm = &n->fmap;
 		size = n->size;
 	}

@@ -73,10 +73,13 @@ struct fused {
 	uint64_t bad_index;
 	char bad_why[256];
 
-	/* free map for statfs, rebuilt when the namespace grew */
+	/*
+	 * Who owns which memory, kept with the namespace as entries are
+	 * applied: statfs's free space, and the files refused because they
+	 * overlap an earlier one.
+	 */
 	struct famfs_alloc alloc;
-	uint64_t alloc_nindex;
-	bool alloc_valid;
+	uint64_t overlapping;
 
 	int64_t mount_time;
 
@@ -99,7 +102,6 @@ void fused_log(enum fused_level lvl, const char *fmt, ...)
 int fused_load(struct fused *fs);
 /* Apply entries appended since the last call; returns how many, or < 0. */
 int fused_refresh(struct fused *fs);
-const struct famfs_alloc *fused_alloc(struct fused *fs);
 
 /* ---- .meta files (meta.c) ---- */
 bool fused_is_meta(uint64_t ino);

@@ -598,6 +598,7 @@ int main(int argc, char **argv)
 	fused_log(L_NOTICE, "%s unmounted from %s; exiting", fs->devpath,
 		  fs->mountpoint);
 	famfs_ns_free(&fs->ns);
+	famfs_alloc_release(&fs->alloc);
 	famfs_dev_close(&fs->dev);
 	return res < 0 ? 1 : 0;
 }

@@ -93,7 +93,7 @@ int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st)
 size_t fused_status(struct fused *fs, char *buf, size_t len)
 {
 	uint64_t slots = famfs_log_slots(fs->dev.log_len);
-	const struct famfs_alloc *a = fused_alloc(fs);
+	const struct famfs_alloc *a = &fs->alloc;
 	int n;
 
 	fused_health_check(fs, true);
@@ -121,7 +121,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "space_used=%llu\n"
 		     "version=%s\n"
 		     "device_health=%s\n"
-		     "direct_reads=%d\n",
+		     "direct_reads=%d\n"
+		     "overlapping_files=%llu\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -136,9 +137,9 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->ns.dirs, fs->poll_ms,
 		     (unsigned long long)fs->g.alloc_unit,
 		     (unsigned long long)fs->g.dev_size,
-		     (unsigned long long)(a ? a->used * a->alloc_unit : 0),
-		     FAMFS_VERSION, fs->health,
-		     fs->direct_reads);
+		     (unsigned long long)(a->used * a->alloc_unit),
+		     FAMFS_VERSION, fs->health, fs->direct_reads,
+		     (unsigned long long)fs->overlapping);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

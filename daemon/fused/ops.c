@@ -279,6 +279,10 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 			fuse_reply_err(req, EISDIR);
 			return;
 		}
+		if (n->overlaps) {
+			fuse_reply_err(req, EUCLEAN); /* logged when applied */
+			return;
+		}
 		if (wr && fs->readonly) {
 			fuse_reply_err(req, EROFS);
 			return;
@@ -370,8 +374,9 @@ static bool read_direct(fuse_req_t req, struct fused *fs,
 
 /*
  * The file whose bytes a READ or WRITE moves, or NULL after replying with
- * the error: not a regular file, famfs mode (the kernel maps famfs files
- * itself, so such a request is a bug), or the device is gone.
+ * the error: not a regular file, its memory overlaps another's, famfs mode
+ * (the kernel maps famfs files itself, so such a request is a bug), or the
+ * device is gone.
  */
 static const struct famfs_node *data_file(fuse_req_t req, struct fused *fs,
 					  fuse_ino_t ino, const char *op)
@@ -380,6 +385,10 @@ static const struct famfs_node *data_file(fuse_req_t req, struct fused *fs,
 
 	if (!n || n->is_dir) {
 		fuse_reply_err(req, n ? EISDIR : ENOENT);
+		return NULL;
+	}
+	if (n->overlaps) {
+		fuse_reply_err(req, EUCLEAN);
 		return NULL;
 	}
 	if (fs->famfs_mode) {
@@ -633,13 +642,13 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_err(req, EIO);
 		return;
 	}
-	a = fused_alloc(fs);
+	a = &fs->alloc;
 	memset(&sv, 0, sizeof(sv));
 	/* One block is one allocation unit: df then shows exact sizes. */
 	sv.f_bsize = fs->g.alloc_unit;
 	sv.f_frsize = fs->g.alloc_unit;
 	sv.f_blocks = fs->g.dev_size / fs->g.alloc_unit;
-	sv.f_bfree = a ? a->nunits - a->used : 0;
+	sv.f_bfree = a->nunits - a->used;
 	sv.f_bavail = fs->readonly ? 0 : sv.f_bfree;
 	sv.f_files = slots;
 	sv.f_ffree = slots > fs->ns.nindex ? slots - fs->ns.nindex : 0;

@@ -22,6 +22,11 @@ static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
 	if (rc)
 		fused_log(L_WARN, "log entry %llu skipped: %s",
 			  (unsigned long long)index, famfs_errmsg());
+	if (famfs_ns_claim(&fs->ns, &fs->alloc, e, index)) {
+		fs->overlapping++;
+		fused_log(L_ERR, "log entry %llu (file \"%s\") uses memory of an earlier file or of the log: the file is refused (famfs fsck lists such files)",
+			  (unsigned long long)index, e->file.relpath);
+	}
 	return 0;
 }
 
@@ -90,20 +95,7 @@ int fused_load(struct fused *fs)
 {
 	famfs_sb_geometry(fs->dev.sb, &fs->g);
 	famfs_ns_init(&fs->ns, 0755, 0, 0);
+	if (famfs_alloc_init(&fs->alloc, &fs->g))
+		return -ENOMEM;
 	return fused_refresh(fs) < 0 && !fs->log_bad ? -EIO : 0;
-}
-
-const struct famfs_alloc *fused_alloc(struct fused *fs)
-{
-	if (fs->alloc_valid && fs->alloc_nindex == fs->ns.nindex)
-		return &fs->alloc;
-	if (fs->alloc_valid)
-		famfs_alloc_release(&fs->alloc);
-	fs->alloc_valid = false;
-	if (famfs_alloc_build(&fs->alloc, fs->dev.log, fs->dev.log_len,
-			      &fs->g))
-		return NULL;
-	fs->alloc_valid = true;
-	fs->alloc_nindex = fs->ns.nindex;
-	return &fs->alloc;
 }

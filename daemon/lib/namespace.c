@@ -121,6 +121,20 @@ struct famfs_node *famfs_ns_resolve(const struct famfs_ns *ns,
 	return dir ? famfs_ns_lookup(ns, dir, leaf) : NULL;
 }
 
+bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,
+		    const struct famfs_omf_entry *e, uint64_t index)
+{
+	struct famfs_node *n;
+
+	if (e->type != FAMFS_ENTRY_FILE ||
+	    !famfs_alloc_mark_fmap(a, &e->file.fmap))
+		return false;
+	n = famfs_ns_get(ns, index + 2);
+	if (n && !n->is_dir)
+		n->overlaps = true;
+	return true;
+}
+
 struct famfs_node *famfs_ns_get(const struct famfs_ns *ns, uint64_t ino)
 {
 	if (ino == FAMFS_ROOT_INO)

@@ -20,6 +20,12 @@ struct famfs_node {
 	uint64_t size;	/* files */
 	uint32_t flags; /* FAMFS_FILE_* */
 	struct famfs_omf_fmap fmap; /* files: checked copy from the log */
+	/*
+	 * Files: some of its memory belongs to an earlier file or to the
+	 * log (a cross-link, which only a damaged or forged log holds). Such
+	 * a file is never served: two files must not map the same memory.
+	 */
+	bool overlaps;
 	struct famfs_node *parent;
 	struct famfs_node *first_child, *last_child, *next_sibling;
 	uint64_t nchildren;
@@ -47,6 +53,14 @@ void famfs_ns_free(struct famfs_ns *ns);
  */
 int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		   uint64_t index);
+/*
+ * Claim in @a the memory of @e, the file entry just applied at @index;
+ * when any of it was claimed before, flag its node (if the entry made one)
+ * as overlapping and return true. Apply and claim every entry in log
+ * order: the first file to claim memory keeps it.
+ */
+bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,
+		    const struct famfs_omf_entry *e, uint64_t index);
 struct famfs_node *famfs_ns_get(const struct famfs_ns *ns, uint64_t ino);
 struct famfs_node *famfs_ns_lookup(const struct famfs_ns *ns,
 				   const struct famfs_node *dir,

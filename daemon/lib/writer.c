@@ -15,8 +15,7 @@ static int replay_entry(const struct famfs_omf_entry *e, uint64_t index,
 	/* A name clash hides one entry; only running out of memory stops us. */
 	if (rc == -ENOMEM)
 		return rc;
-	if (e->type == FAMFS_ENTRY_FILE)
-		famfs_alloc_mark_fmap(&w->alloc, &e->file.fmap);
+	famfs_ns_claim(&w->ns, &w->alloc, e, index);
 	return 0;
 }
 
@@ -177,4 +176,31 @@ int famfs_writer_creat(struct famfs_writer *w, const char *relpath,
 	if (!rc && out)
 		*out = famfs_ns_resolve(&w->ns, relpath);
 	return rc;
+}
+
+int famfs_writer_clone(struct famfs_writer *w, const char *src_relpath,
+		       const char *dst_relpath)
+{
+	const struct famfs_node *src = famfs_ns_resolve(&w->ns, src_relpath);
+	struct famfs_omf_entry e;
+	int rc;
+
+	if (!src)
+		return famfs_fail(ENOENT, "\"%s\" does not exist", src_relpath);
+	if (src->is_dir)
+		return famfs_fail(EISDIR, "\"%s\" is a directory; only files can be cloned",
+				  src_relpath);
+	rc = check_new_path(w, dst_relpath);
+	if (rc)
+		return rc;
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_FILE;
+	e.file.size = src->size;
+	e.file.flags = src->flags;
+	e.file.mode = src->mode;
+	e.file.uid = src->uid;
+	e.file.gid = src->gid;
+	e.file.fmap = src->fmap;
+	set_path(e.file.relpath, dst_relpath);
+	return append(w, &e);
 }

@@ -36,4 +36,12 @@ int famfs_writer_creat(struct famfs_writer *w, const char *relpath,
 		       uint32_t gid, const struct famfs_interleave *il,
 		       const struct famfs_node **out);
 
+/*
+ * Log @dst_relpath as a second file over the memory of the file
+ * @src_relpath (same size, map, mode and owner): upstream's "clone", a
+ * deliberate cross-link for testing fsck and what serves the files.
+ */
+int famfs_writer_clone(struct famfs_writer *w, const char *src_relpath,
+		       const char *dst_relpath);
+
 #endif

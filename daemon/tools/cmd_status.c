@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		"how much space is used and free.\n"
 		"\n"
 		"A mount is healthy when its daemon answers (.meta/.status can be read),\n"
-		"its superblock and log check clean and the kernel has not marked its\n"
+		"its superblock and log check clean (no damaged entry, no two files\n"
+		"sharing memory) and the kernel has not marked its\n"
 		"device failed after a memory error (\"memory:\", the device's famfs_health\n"
 		"in sysfs: ok, failed pfn=..., or unknown when the device is not served\n"
 		"by the famfs_fuse module's famfs_dax driver; lost when the device went\n"
@@ -198,6 +199,14 @@ static void read_status(struct mnt *m)
 		problem(m, "%s", ".meta/.status does not give the mode");
 	if (kv(m, "log_damaged") && strcmp(kv(m, "log_damaged"), "0"))
 		problem(m, "%s", "the daemon found a damaged log entry (run famfs fsck)");
+	if (kv(m, "overlapping_files") && strcmp(kv(m, "overlapping_files"), "0")) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg),
+			 "the daemon refuses %s file(s) whose memory belongs to an earlier file (opening one gives EUCLEAN; famfs fsck names them)",
+			 kv(m, "overlapping_files"));
+		problem(m, "%s", msg);
+	}
 	if (kv(m, "device_health") && !strncmp(kv(m, "device_health"), "failed", 6)) {
 		char msg[PATH_MAX + 256];
 

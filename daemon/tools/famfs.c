@@ -22,7 +22,7 @@ static const struct famfs_command commands[] = {
 	{ "getmap", "show where a file's bytes live on the device", cmd_getmap },
 	{ "chkread", "compare a file read with read(2) and with mmap", cmd_chkread },
 	{ "mkmeta", "(upstream's standalone famfs only; not needed)", cmd_mkmeta },
-	{ "clone", "(upstream test tool; not provided)", cmd_clone },
+	{ "clone", "log a second file over a file's memory (testing only)", cmd_clone },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -341,6 +341,25 @@ t_client() {
 }
 check "a client host cannot creat, mkdir or cp, but can verify, getmap, cp -c" t_client
 
+t_clone() {
+	local img=$T/clone.img
+	newimg "$img" 64M || return 1
+	run 0 F creat -D "$img" -s 4m -m 0600 -u 5 -g 6 src || return 1
+	run 0 F mkdir -D "$img" dir || return 1
+	run 0 F clone -D "$img" src dir/copy && has_err "cross-linked" || return 1
+	run 0 F logplay -D "$img" -v || return 1
+	grep -Eq "file +dir/copy .* 4 MiB +0600 5:6" "$OUT" ||
+		{ echo "# the clone's size, mode or owner differ"; return 1; }
+	run 1 F fsck "$img" && has_out '"dir/copy").*overlaps' || return 1
+	run 1 F clone -D "$img" dir again && has_err "directory" || return 1
+	run 1 F clone -D "$img" missing again && has_err "does not exist" || return 1
+	run 1 F clone -D "$img" src dir/copy && has_err "exists" || return 1
+	run 2 F clone -D "$img" src || return 1
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" clone -D "$img" src c &&
+		has_err "client"
+}
+check "clone: a second file over a file's memory; fsck reports it; bad sources refused" t_clone
+
 t_enospc() {
 	local img=$T/small.img
 	newimg "$img" 64M || return 1

@@ -117,3 +117,39 @@ def test_client_reads_current_bytes(pair, master):
             assert mm[:8192] == new
         finally:
             mm.close()
+
+
+def test_cross_linked_file_is_refused(pair, master, client):
+    """A log entry whose memory another file owns (famfs clone makes one)
+    is refused on every host, the first owner keeps working, and fsck and
+    status report it."""
+    m, c = pair
+    orig, copy = (os.path.join(m.mnt, n) for n in ("orig", "copy"))
+    master.famfs("creat", "-s", "4m", "-r", "-S", "21", orig)
+    p = master.famfs("clone", orig, copy)
+    assert "cross-linked" in p.stderr
+    idx = fh.log_next_index(m.dev) - 1
+    for mount, host in ((m, master), (c, client)):
+        path = os.path.join(mount.mnt, "copy")
+        assert _wait(lambda: os.path.exists(path), 5.0) is not None
+        assert os.stat(path).st_size == 4 * fh.MiB  # listed, not served
+        with pytest.raises(OSError) as e:
+            _open(path, os.O_RDONLY)
+        assert e.value.errno == errno.EUCLEAN
+        host.famfs("verify", "-S", "21", "-f",
+                   os.path.join(mount.mnt, "orig"))
+        assert mount.status()["overlapping_files"] == "1"
+        assert ('log entry %d (file "copy") uses memory of an earlier file'
+                % idx) in mount.log_text()
+        st = host.famfs("status", mount.mnt, check=False)
+        assert st.returncode == 1
+        assert "NOT HEALTHY" in st.stdout
+        assert "refuses 1 file(s)" in st.stdout
+    f = master.famfs("fsck", m.mnt, check=False)
+    assert f.returncode == 1
+    assert 'log entry %d (file "copy")' % idx in f.stdout
+    # the writer still allocates around both: a new file is served
+    master.famfs("creat", "-s", "2m", "-r", "-S", "22",
+                 os.path.join(m.mnt, "after"))
+    master.famfs("verify", "-S", "22", "-f", os.path.join(m.mnt, "after"))
+    assert m.status()["overlapping_files"] == "1"

@@ -103,6 +103,67 @@ static void bad_paths_hide_only_their_entry(void **state)
 	famfs_ns_free(&ns);
 }
 
+/* A file at @off of @len bytes, one simple extent. */
+static struct famfs_omf_entry file_at(const char *path, uint64_t off,
+				      uint64_t len)
+{
+	struct famfs_omf_entry e = file_entry(path, len);
+
+	e.file.fmap.ext_type = FAMFS_EXT_SIMPLE;
+	e.file.fmap.simple.nextents = 1;
+	e.file.fmap.simple.se[0].offset = off;
+	e.file.fmap.simple.se[0].len = len;
+	return e;
+}
+
+static void the_first_owner_keeps_shared_memory(void **state)
+{
+	const uint64_t mib = 1 << 20;
+	struct famfs_geometry g = { .dev_size = 64 * mib,
+				    .alloc_unit = 2 * mib,
+				    .data_start = 10 * mib };
+	struct famfs_alloc a;
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	e = file_at("owner", 10 * mib, 4 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 0), 0);
+	assert_false(famfs_ns_claim(&ns, &a, &e, 0));
+	/* the same memory again, by name and by a range that straddles it */
+	e = file_at("clone", 10 * mib, 4 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 1), 0);
+	assert_true(famfs_ns_claim(&ns, &a, &e, 1));
+	e = file_at("straddle", 12 * mib, 4 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 2), 0);
+	assert_true(famfs_ns_claim(&ns, &a, &e, 2));
+	/* the superblock and log are nobody's file */
+	e = file_at("onlog", 2 * mib, 2 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 3), 0);
+	assert_true(famfs_ns_claim(&ns, &a, &e, 3));
+	/* an entry that made no node still claims its memory */
+	e = file_at("owner", 20 * mib, 2 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 4), -EEXIST);
+	assert_false(famfs_ns_claim(&ns, &a, &e, 4));
+	e = mkdir_entry("d");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 5), 0);
+	assert_false(famfs_ns_claim(&ns, &a, &e, 5));
+	e = file_at("fresh", 22 * mib, 2 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 6), 0);
+	assert_false(famfs_ns_claim(&ns, &a, &e, 6));
+
+	assert_false(famfs_ns_resolve(&ns, "owner")->overlaps);
+	assert_true(famfs_ns_resolve(&ns, "clone")->overlaps);
+	assert_true(famfs_ns_resolve(&ns, "straddle")->overlaps);
+	assert_true(famfs_ns_resolve(&ns, "onlog")->overlaps);
+	assert_false(famfs_ns_resolve(&ns, "d")->overlaps);
+	assert_false(famfs_ns_resolve(&ns, "fresh")->overlaps);
+	famfs_alloc_release(&a);
+	famfs_ns_free(&ns);
+}
+
 static void many_entries_stay_fast_and_findable(void **state)
 {
 	struct famfs_ns ns;
@@ -130,6 +191,7 @@ int main(void)
 		cmocka_unit_test(builds_a_tree_with_stable_inodes),
 		cmocka_unit_test(bad_paths_hide_only_their_entry),
 		cmocka_unit_test(many_entries_stay_fast_and_findable),
+		cmocka_unit_test(the_first_owner_keeps_shared_memory),
 	};
 
 	return cmocka_run_group_tests_name("namespace", tests, NULL, NULL);

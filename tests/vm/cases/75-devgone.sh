@@ -3,7 +3,8 @@
 # stays clean (the module drops every mapping of the device's pages before
 # they go: dkms patch 0007), files fail with ENXIO or SIGBUS, the daemon
 # survives its own mapping being revoked and reports the device lost, and
-# the mount unmounts. Runs last: it leaves dax0.0 back on device_dax.
+# the mount unmounts. Runs after the cases that share 60's file system: it
+# leaves dax0.0 back on device_dax.
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-devgone.log

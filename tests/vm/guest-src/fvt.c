@@ -402,6 +402,7 @@ static int errnum(const char *s)
 		{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENOSPC", ENOSPC },
 		{ "EACCES", EACCES }, { "ENOTCONN", ENOTCONN },
 		{ "EROFS", EROFS }, { "ENXIO", ENXIO }, { "SIGBUS", -SIGBUS },
+		{ "EUCLEAN", EUCLEAN },
 		{ "0", 0 },
 	};
 	unsigned int i;

@@ -1,0 +1,34 @@
+# Two files over the same memory (famfs clone makes the cross-link on
+# purpose; a damaged or forged log could hold one). fs-dax lets a device
+# page belong to one file only, and a second file faulting it in warns in
+# dax_associate_entry; so the daemon must refuse the second file and the
+# kernel must never be asked to map it. On a fresh file system: the cases
+# before share 60's and expect it clean.
+M=/mnt/famfs
+S=$M/.meta/.status
+L=/tmp/fused-crosslink.log
+export FAMFS_FUSED=/usr/bin/famfs-fused
+
+mkdir -p $M
+t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "mkfs.famfs and mount.famfs" sh -c "
+	mkfs.famfs -f /dev/dax0.0 >/dev/null &&
+	mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L"
+t "a file, faulted in by mmap" sh -c "
+	famfs creat -s 8m -r -S 80 $M/owner && fvt mmapread $M/owner >/dev/null"
+t "famfs clone cross-links it, as asked" famfs clone $M/owner $M/thief
+t "the clone is listed with the owner's size" sh -c "
+	[ \$(stat -c %s $M/thief) -eq 8388608 ]"
+# (The kernel asks for the clone's map at each open; the daemon refuses.)
+t "the clone is refused: EUCLEAN for read(2) and mmap" sh -c "
+	fvt expect EUCLEAN read $M/thief && fvt expect EUCLEAN mmapread $M/thief"
+t "the daemon counts one refused file" sh -c "
+	. /tests/lib.sh; [ \$(kv overlapping_files $S) -eq 1 ]"
+t "the daemon logged why" grep -q 'file "thief") uses memory of an earlier file' $L
+t "the owner still maps and verifies" sh -c "
+	fvt mmapread $M/owner >/dev/null && famfs verify -S 80 $M/owner"
+t "fsck and status report the cross-link (exit 1)" sh -c "
+	famfs fsck $M; r1=\$?; famfs status $M; r2=\$?; [ \$r1 -eq 1 ] && [ \$r2 -eq 1 ]"
+t "unmount" umount $M
+t "module unloads" sh -c "sleep 0.3; rmmod famfs_fuse"
+t "kernel log clean after the cross-link" dmesg_clean
