@@ -18,6 +18,9 @@
  *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
  *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
  *                "good")
+ *     -T         also serve "twin", a second file with hello's attributes
+ *                and (as every file here) the same map: two files over
+ *                the same memory, which the kernel must refuse
  *
  * It mounts, then forks: the parent exits 0 once the mount is in place and
  * the child serves requests until the connection goes away (unmount).
@@ -39,10 +42,11 @@
 
 #define HELLO "hello from famfs_fuse\n"
 #define HELLO_INO 2
+#define TWIN_INO 3
 #define BUFSZ (128 * 1024 + 4096)
 
 static const char *init_file, *log_file;
-static int accept_famfs, drop_rawio;
+static int accept_famfs, drop_rawio, twin;
 static const char *fmap_mode = "good";
 static const char *daxdev_path = "/dev/dax0.0";
 static const char *daxdev_mode = "good";
@@ -95,6 +99,11 @@ static int fmap_reply(char *buf, size_t max)
 		h.nextents = 3;
 		for (i = 0; i < 3; i++)
 			n += put_se(buf + n, i, 4 * MIB2 * i, MIB2);
+	} else if (!strcmp(m, "selfdup") || !strcmp(m, "dupdev")) {
+		/* The same memory twice: by one index, or by two naming one device */
+		h.nextents = 2;
+		n += put_se(buf + n, 0, 0, MIB2);
+		n += put_se(buf + n, !strcmp(m, "dupdev"), 0, MIB2);
 	} else if (!strcmp(m, "good-iext") || !strcmp(m, "iext-shortstrip") ||
 		   !strcmp(m, "iext-manystrips") || !strcmp(m, "iext-chunk0")) {
 		uint32_t ns = 2, chunk = MIB2;
@@ -109,7 +118,7 @@ static int fmap_reply(char *buf, size_t max)
 		h.ext_type = FUSE_FAMFS_EXT_INTERLEAVE;
 		n += put_ie(buf + n, ns, chunk, nb);
 		for (i = 0; i < ns && n + 24 <= max; i++)
-			n += put_se(buf + n, i, 0, slen);
+			n += put_se(buf + n, i, 4 * MIB2 * i, slen);
 	} else if (!strcmp(m, "short")) {
 		n = 16;
 	} else if (!strcmp(m, "version")) {
@@ -382,17 +391,19 @@ static void serve(int fd)
 		case FUSE_LOOKUP: {
 			struct fuse_entry_out out;
 
-			if (ih->nodeid != FUSE_ROOT_ID ||
-			    strcmp(arg, "hello") != 0) {
+			uint64_t ino = !strcmp(arg, "hello") ? HELLO_INO :
+				       twin && !strcmp(arg, "twin") ? TWIN_INO : 0;
+
+			if (ih->nodeid != FUSE_ROOT_ID || !ino) {
 				reply(fd, ih->unique, -ENOENT, NULL, 0);
 				break;
 			}
 			memset(&out, 0, sizeof(out));
-			out.nodeid = HELLO_INO;
+			out.nodeid = ino;
 			out.generation = 1;
 			out.entry_valid = 1;
 			out.attr_valid = 1;
-			fill_attr(&out.attr, HELLO_INO);
+			fill_attr(&out.attr, ino);
 			reply(fd, ih->unique, 0, &out, sizeof(out));
 			break;
 		}
@@ -440,6 +451,9 @@ static void serve(int fd)
 						S_IFDIR >> 12);
 			if (in->offset < 3)
 				o += add_dirent(d, o, max, HELLO_INO, "hello", 3,
+						S_IFREG >> 12);
+			if (twin && in->offset < 4)
+				o += add_dirent(d, o, max, TWIN_INO, "twin", 4,
 						S_IFREG >> 12);
 			reply(fd, ih->unique, 0, d, o);
 			break;
@@ -501,7 +515,7 @@ int main(int argc, char **argv)
 	char opts[128];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:FR")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:FRT")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -527,6 +541,9 @@ int main(int argc, char **argv)
 		case 'F':
 			accept_famfs = 1;
 			break;
+		case 'T':
+			twin = 1;
+			break;
 		case 'R':
 			drop_rawio = 1;
 			break;
@@ -535,7 +552,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-F] [-R] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-F] [-R] [-T] MNT\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
