@@ -15,6 +15,9 @@ static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
 {
 	struct fused *fs = arg;
 	int rc = famfs_ns_apply(&fs->ns, e, index);
+	/* Claimed once, when applied (the next walk starts past it). */
+	bool refused = fs->ns.nindex > index &&
+		       famfs_ns_claim(&fs->ns, &fs->alloc, e, index);
 
 	/* A clash hides one entry on every host alike; keep going. */
 	if (rc == -ENOMEM)
@@ -22,7 +25,7 @@ static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
 	if (rc)
 		fused_log(L_WARN, "log entry %llu skipped: %s",
 			  (unsigned long long)index, famfs_errmsg());
-	if (famfs_ns_claim(&fs->ns, &fs->alloc, e, index)) {
+	if (refused) {
 		fs->overlapping++;
 		fused_log(L_ERR, "log entry %llu (file \"%s\") uses memory of an earlier file or of the log: the file is refused (famfs fsck lists such files)",
 			  (unsigned long long)index, e->file.relpath);

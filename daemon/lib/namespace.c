@@ -130,8 +130,9 @@ bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,
 	    !famfs_alloc_mark_fmap(a, &e->file.fmap))
 		return false;
 	n = famfs_ns_get(ns, index + 2);
-	if (n && !n->is_dir)
-		n->overlaps = true;
+	if (!n || n->is_dir)
+		return false;
+	n->overlaps = true;
 	return true;
 }
 

@@ -54,10 +54,11 @@ void famfs_ns_free(struct famfs_ns *ns);
 int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		   uint64_t index);
 /*
- * Claim in @a the memory of @e, the file entry just applied at @index;
- * when any of it was claimed before, flag its node (if the entry made one)
- * as overlapping and return true. Apply and claim every entry in log
- * order: the first file to claim memory keeps it.
+ * Claim in @a the memory of @e, the file entry just applied at @index
+ * (whether or not it made a node: its memory is taken all the same).
+ * When some of it was claimed before and the entry made a node, flag the
+ * node as overlapping and return true. Claim every applied entry once, in
+ * log order: the first file to claim memory keeps it.
  */
 bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,
 		    const struct famfs_omf_entry *e, uint64_t index);

@@ -12,11 +12,10 @@ static int replay_entry(const struct famfs_omf_entry *e, uint64_t index,
 	struct famfs_writer *w = arg;
 	int rc = famfs_ns_apply(&w->ns, e, index);
 
+	if (w->ns.nindex > index)
+		famfs_ns_claim(&w->ns, &w->alloc, e, index);
 	/* A name clash hides one entry; only running out of memory stops us. */
-	if (rc == -ENOMEM)
-		return rc;
-	famfs_ns_claim(&w->ns, &w->alloc, e, index);
-	return 0;
+	return rc == -ENOMEM ? rc : 0;
 }
 
 int famfs_writer_begin(struct famfs_writer *w, struct famfs_dev *dev)

@@ -271,7 +271,7 @@ t_cp_r() {
 }
 check "cp -r of a directory tree (modes kept, contents compared)" t_cp_r
 
-t_owner_opts() {
+t_owner_opts() ( # a subshell: the umask stays here
 	# -m is reduced by the umask, as upstream's creat and cp do
 	umask 022
 	run 0 F creat -D "$IMG" -s 2m -m 0660 -u 1234 -g 99 owned.c || return 1
@@ -283,7 +283,7 @@ t_owner_opts() {
 	grep -Eq "file +owned.c .* 0640 1234:99" "$OUT" &&
 		grep -Eq "file +owned.cp .* 0604 7:8" "$OUT" ||
 		{ echo "# creat/cp mode or owner not logged"; return 1; }
-}
+)
 check "creat and cp -m/-u/-g: mode (less the umask) and owner logged" t_owner_opts
 
 t_cp_interleaved() {

@@ -143,7 +143,7 @@ static void the_first_owner_keeps_shared_memory(void **state)
 	e = file_at("onlog", 2 * mib, 2 * mib);
 	assert_int_equal(famfs_ns_apply(&ns, &e, 3), 0);
 	assert_true(famfs_ns_claim(&ns, &a, &e, 3));
-	/* an entry that made no node still claims its memory */
+	/* an entry that made no node still claims its memory: "late" overlaps */
 	e = file_at("owner", 20 * mib, 2 * mib);
 	assert_int_equal(famfs_ns_apply(&ns, &e, 4), -EEXIST);
 	assert_false(famfs_ns_claim(&ns, &a, &e, 4));
@@ -153,6 +153,9 @@ static void the_first_owner_keeps_shared_memory(void **state)
 	e = file_at("fresh", 22 * mib, 2 * mib);
 	assert_int_equal(famfs_ns_apply(&ns, &e, 6), 0);
 	assert_false(famfs_ns_claim(&ns, &a, &e, 6));
+	e = file_at("late", 20 * mib, 2 * mib);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 7), 0);
+	assert_true(famfs_ns_claim(&ns, &a, &e, 7));
 
 	assert_false(famfs_ns_resolve(&ns, "owner")->overlaps);
 	assert_true(famfs_ns_resolve(&ns, "clone")->overlaps);
@@ -160,6 +163,7 @@ static void the_first_owner_keeps_shared_memory(void **state)
 	assert_true(famfs_ns_resolve(&ns, "onlog")->overlaps);
 	assert_false(famfs_ns_resolve(&ns, "d")->overlaps);
 	assert_false(famfs_ns_resolve(&ns, "fresh")->overlaps);
+	assert_true(famfs_ns_resolve(&ns, "late")->overlaps);
 	famfs_alloc_release(&a);
 	famfs_ns_free(&ns);
 }

@@ -36,12 +36,18 @@ for m in good good-multi good-iext; do
 done
 for m in short version exttype noext toomany unaligned zerolen baddev \
 	shortmap truncated wrap trailing oversize garbage error \
-	iext-shortstrip iext-manystrips iext-chunk0 iext-midpage outofdev \
-	selfdup dupdev; do
+	iext-shortstrip iext-manystrips iext-chunk0 iext-midpage outofdev; do
 	t "fmap $m: open fails" fmap_bad $m
 done
 for x in short error badindex relative missing notchr notdax noterm; do
 	t "daxdev $x: open fails" fmap_bad good $x
+done
+# A map that uses one memory twice (by one device index, or by two that
+# name one device) is refused as a cross-link: EUCLEAN, not EIO.
+for m in selfdup dupdev; do
+	t "fmap $m: open fails with EUCLEAN" sh -c "
+		minifuse -F -m $m /mnt/f || exit 1
+		fvt expect EUCLEAN read /mnt/f/hello; r=\$?; umount /mnt/f; exit \$r"
 done
 # Two files, one memory: every map minifuse sends is the same, so "twin"
 # overlaps "hello". The first map fetched wins; the other file is refused,
