@@ -15,9 +15,7 @@ static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
 {
 	struct fused *fs = arg;
 	int rc = famfs_ns_apply(&fs->ns, e, index);
-	/* Claimed once, when applied (the next walk starts past it). */
-	bool refused = fs->ns.nindex > index &&
-		       famfs_ns_claim(&fs->ns, &fs->alloc, e, index);
+	bool refused = famfs_ns_claim(&fs->ns, &fs->alloc, e, index);
 
 	/* A clash hides one entry on every host alike; keep going. */
 	if (rc == -ENOMEM)

@@ -49,15 +49,6 @@ static void mark_range(uint64_t devindex, uint64_t off, uint64_t len, void *arg)
 	famfs_alloc_mark(arg, off, len);
 }
 
-static int mark_entry(const struct famfs_omf_entry *e, uint64_t index,
-		      void *arg)
-{
-	(void)index;
-	if (e->type == FAMFS_ENTRY_FILE)
-		famfs_alloc_mark_fmap(arg, &e->file.fmap);
-	return 0;
-}
-
 uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 			       const struct famfs_omf_fmap *fm)
 {
@@ -77,23 +68,6 @@ int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g)
 		return famfs_fail(ENOMEM, "out of memory for a %llu-unit free map",
 				  (unsigned long long)a->nunits);
 	famfs_alloc_mark(a, 0, g->data_start);
-	return 0;
-}
-
-int famfs_alloc_build(struct famfs_alloc *a, const struct famfs_omf_log *log,
-		      uint64_t log_len, const struct famfs_geometry *g)
-{
-	struct famfs_walk walk;
-	int rc = famfs_alloc_init(a, g);
-
-	if (rc)
-		return rc;
-	rc = famfs_log_walk(log, log_len, g, 0, mark_entry, a, &walk);
-	if (rc) {
-		/* Allocating past a damaged log could reuse a file's memory. */
-		famfs_alloc_release(a);
-		return rc;
-	}
 	return 0;
 }
 

@@ -126,9 +126,6 @@ int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g);
 /* Mark every range of @fm used; returns units that were in use already. */
 uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 			       const struct famfs_omf_fmap *fm);
-/* Rebuild the free map from the superblock, the log and every valid entry. */
-int famfs_alloc_build(struct famfs_alloc *a, const struct famfs_omf_log *log,
-		      uint64_t log_len, const struct famfs_geometry *g);
 void famfs_alloc_release(struct famfs_alloc *a);
 /* Mark a range used; returns how many of its units were already in use. */
 uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);

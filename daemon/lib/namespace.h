@@ -55,9 +55,10 @@ int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		   uint64_t index);
 /*
  * Claim in @a the memory of @e, the file entry just applied at @index
- * (whether or not it made a node: its memory is taken all the same).
- * When some of it was claimed before and the entry made a node, flag the
- * node as overlapping and return true. Claim every applied entry once, in
+ * (whether or not it made a node: its memory is taken all the same; an
+ * entry the namespace has not taken yet claims nothing). When some of it
+ * was claimed before and the entry made a node, flag the node as
+ * overlapping and return true. Call it after every famfs_ns_apply(), in
  * log order: the first file to claim memory keeps it.
  */
 bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,

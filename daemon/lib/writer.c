@@ -12,8 +12,7 @@ static int replay_entry(const struct famfs_omf_entry *e, uint64_t index,
 	struct famfs_writer *w = arg;
 	int rc = famfs_ns_apply(&w->ns, e, index);
 
-	if (w->ns.nindex > index)
-		famfs_ns_claim(&w->ns, &w->alloc, e, index);
+	famfs_ns_claim(&w->ns, &w->alloc, e, index);
 	/* A name clash hides one entry; only running out of memory stops us. */
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -119,6 +118,21 @@ static void set_path(char dst[FAMFS_PATH_LEN], const char *relpath)
 	strncpy(dst, relpath, FAMFS_PATH_LEN - 1);
 }
 
+/* A file entry for @relpath; the caller fills in its map. */
+static void file_entry(struct famfs_omf_entry *e, const char *relpath,
+		       uint64_t size, uint32_t flags, uint32_t mode,
+		       uint32_t uid, uint32_t gid)
+{
+	memset(e, 0, sizeof(*e));
+	e->type = FAMFS_ENTRY_FILE;
+	e->file.size = size;
+	e->file.flags = flags;
+	e->file.mode = mode & 07777;
+	e->file.uid = uid;
+	e->file.gid = gid;
+	set_path(e->file.relpath, relpath);
+}
+
 int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
 		       uint32_t mode, uint32_t uid, uint32_t gid)
 {
@@ -149,14 +163,7 @@ int famfs_writer_creat(struct famfs_writer *w, const char *relpath,
 	if (size == 0)
 		return famfs_fail(EINVAL, "\"%s\": famfs files are pre-allocated and need a size > 0",
 				  relpath);
-	memset(&e, 0, sizeof(e));
-	e.type = FAMFS_ENTRY_FILE;
-	e.file.size = size;
-	e.file.flags = FAMFS_FILE_ALL_HOSTS_RW;
-	e.file.mode = mode & 07777;
-	e.file.uid = uid;
-	e.file.gid = gid;
-	set_path(e.file.relpath, relpath);
+	file_entry(&e, relpath, size, FAMFS_FILE_ALL_HOSTS_RW, mode, uid, gid);
 	if (il) {
 		rc = famfs_interleave_check(il, &w->g);
 		if (!rc)
@@ -192,14 +199,8 @@ int famfs_writer_clone(struct famfs_writer *w, const char *src_relpath,
 	rc = check_new_path(w, dst_relpath);
 	if (rc)
 		return rc;
-	memset(&e, 0, sizeof(e));
-	e.type = FAMFS_ENTRY_FILE;
-	e.file.size = src->size;
-	e.file.flags = src->flags;
-	e.file.mode = src->mode;
-	e.file.uid = src->uid;
-	e.file.gid = src->gid;
+	file_entry(&e, dst_relpath, src->size, src->flags, src->mode, src->uid,
+		   src->gid);
 	e.file.fmap = src->fmap;
-	set_path(e.file.relpath, dst_relpath);
 	return append(w, &e);
 }

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
@@ -147,12 +148,16 @@ static bool famfs_type(const char *t)
 	       !strncmp(t, "famfs_fuse", 10);
 }
 
-static void problem(struct mnt *m, const char *fmt, const char *a)
+__attribute__((format(printf, 2, 3))) static void problem(struct mnt *m,
+							    const char *fmt, ...)
 {
-	(void)fmt;
-	if (m->nproblems < 4)
-		snprintf(m->problem[m->nproblems++], sizeof(m->problem[0]),
-			 "%.*s", (int)sizeof(m->problem[0]) - 1, a);
+	va_list ap;
+
+	if (m->nproblems == 4)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->problem[m->nproblems++], sizeof(m->problem[0]), fmt, ap);
+	va_end(ap);
 }
 
 static const char *kv(const struct mnt *m, const char *key)
@@ -171,12 +176,8 @@ static void read_status(struct mnt *m)
 	snprintf(path, sizeof(path), "%s/.meta/.status", m->dir);
 	f = fopen(path, "r");
 	if (!f) {
-		char msg[PATH_MAX + 128];
-
-		snprintf(msg, sizeof(msg), "cannot read %s: %s%s", path,
-			 strerror(errno),
-			 errno == ENOTCONN ? " (the daemon is gone; umount and mount again)" : "");
-		problem(m, "%s", msg);
+		problem(m, "cannot read %s: %s%s", path, strerror(errno),
+			errno == ENOTCONN ? " (the daemon is gone; umount and mount again)" : "");
 		return;
 	}
 	while (fgets(line, sizeof(line), f) && m->nkv < MAX_KV) {
@@ -199,22 +200,13 @@ static void read_status(struct mnt *m)
 		problem(m, "%s", ".meta/.status does not give the mode");
 	if (kv(m, "log_damaged") && strcmp(kv(m, "log_damaged"), "0"))
 		problem(m, "%s", "the daemon found a damaged log entry (run famfs fsck)");
-	if (kv(m, "overlapping_files") && strcmp(kv(m, "overlapping_files"), "0")) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg),
-			 "the daemon refuses %s file(s) whose memory belongs to an earlier file (opening one gives EUCLEAN; famfs fsck names them)",
-			 kv(m, "overlapping_files"));
-		problem(m, "%s", msg);
-	}
+	if (kv(m, "overlapping_files") && strcmp(kv(m, "overlapping_files"), "0"))
+		problem(m, "the daemon refuses %s file(s) whose memory belongs to an earlier file (opening one gives EUCLEAN; famfs fsck names them)",
+			kv(m, "overlapping_files"));
 	if (kv(m, "device_health") && !strncmp(kv(m, "device_health"), "failed", 6)) {
-		char msg[PATH_MAX + 256];
-
 		m->device_failed = true;
-		snprintf(msg, sizeof(msg),
-			 "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS, the log is not read; unmount, then bind the device to famfs_dax again",
-			 kv(m, "device_health"));
-		problem(m, "%s", msg);
+		problem(m, "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS, the log is not read; unmount, then bind the device to famfs_dax again",
+			kv(m, "device_health"));
 	}
 	if (kv(m, "device_health") && !strcmp(kv(m, "device_health"), "lost")) {
 		m->device_failed = true;
