@@ -18,7 +18,6 @@ FUZZBUILD  ?= build-fuzz
 CHECK_TIERS ?= unit fuzz host cli units vm e2e
 FUZZ_SECONDS ?= 20
 
-# PREFIX applies when build/ is first set up.
 PREFIX     ?= /usr/local
 
 .PHONY: all deps deps-kernel build install demo check test-builds vm-test e2e bench fuzz deb rpm clean
@@ -54,6 +53,8 @@ test-builds: build $(TESTBUILD)/build.ninja $(FUZZBUILD)/build.ninja
 # than /usr: mount(8) looks only there), units, udev rule, man pages, and
 # /etc/famfs/famfs.conf unless one exists.
 install: build
+	meson configure -Dprefix=$(PREFIX) $(BUILD)
+	ninja -C $(BUILD)
 	meson install -C $(BUILD) --no-rebuild
 
 demo: build
