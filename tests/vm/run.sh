@@ -22,7 +22,9 @@
 #   VM_EXTRA_BIN    a directory of more static programs for the guest's
 #                   /usr/bin (e.g. bench/vm.sh's fbench)
 #   VM_QEMU_ARGS    more QEMU arguments, split at blanks (e.g. a second
-#                   NVDIMM for bench/vm.sh)
+#                   NVDIMM for bench/vm.sh); when empty, the single guest
+#                   gets a second NVDIMM (1 GiB backing file,
+#                   sparse), which 55-hardening makes dax1.0
 #
 # Never loads anything into the host's kernel. Needs root only for the
 # chroot build (debootstrap/chroot/mount).
@@ -217,8 +219,14 @@ pair=
 case ",$cases," in *,all,*|*,pair,*) pair=1 ;; esac
 if [ -n "$single" ]; then
 	truncate -s "$nvsize" "$w/one.pmem"
+	nv2=
+	if [ -z "${VM_QEMU_ARGS:-}" ]; then
+		truncate -s 1024M "$w/one2.pmem"
+		nv2="-object memory-backend-file,id=pmem1,share=on,mem-path=$w/one2.pmem,size=1024M,align=2M -device nvdimm,memdev=pmem1,id=nvdimm1"
+	fi
 	t0=$(now)
-	boot one "$single"
+	# shellcheck disable=SC2086
+	boot one "$single" $nv2
 	log "guest ran $(since "$t0") s (qemu exit $(cat "$w/one.rc"))"
 	results one
 fi

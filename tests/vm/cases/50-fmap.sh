@@ -36,7 +36,8 @@ for m in good good-multi good-iext; do
 done
 for m in short version exttype noext toomany unaligned zerolen baddev \
 	shortmap truncated wrap trailing oversize garbage error \
-	iext-shortstrip iext-manystrips iext-chunk0 iext-midpage outofdev; do
+	iext-shortstrip iext-manystrips iext-chunk0 iext-midpage outofdev \
+	iext-hugenbytes reserved se-reserved filesize; do
 	t "fmap $m: open fails" fmap_bad $m
 done
 for x in short error badindex relative missing notchr notdax noterm; do

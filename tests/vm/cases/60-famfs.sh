@@ -68,5 +68,14 @@ t "file in error after the size change: mmap SIGBUS" fvt expect SIGBUS mmapread 
 t "other files unaffected" famfs verify -S 13 $M/il2
 t "readdir of the mount" sh -c "ls -la $M $M/d"
 t "daemon answered GET_FMAP and GET_DAXDEV" sh -c ". /tests/lib.sh; cat $S; [ \$(kv get_fmap $S) -ge 8 ] && [ \$(kv get_daxdev $S) -ge 1 ]"
+# A famfs inode stays cached when its attributes are refreshed (the
+# daemon's attribute and entry timeouts are 10 s): opening it again later
+# sends no GET_FMAP.
+t "reopening a cached file after the attribute timeout: 0 GET_FMAP" sh -c "
+	. /tests/lib.sh; famfs verify -S 13 $M/il2 >/dev/null || exit 1
+	a=\$(kv get_fmap $S); sleep 11; famfs verify -S 13 $M/il2 >/dev/null || exit 1
+	sleep 11; stat $M/il2 >/dev/null; famfs verify -S 13 $M/il2 || exit 1
+	b=\$(kv get_fmap $S); report \"# measure: GET_FMAP for 2 reopens of a cached file after the attribute timeout: \$((b - a))\"
+	[ \$a = \$b ]"
 t "unmount" umount $M
 t "kernel log clean after famfs tests" dmesg_clean

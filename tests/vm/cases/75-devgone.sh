@@ -1,7 +1,7 @@
 # The device goes away under a famfs-mode mount: famfs_dax is unbound from
 # dax0.0 while a process holds a file mapped. Nothing hangs, the kernel
 # stays clean (the module drops every mapping of the device's pages before
-# they go: dkms patch 0007), files fail with ENXIO or SIGBUS, the daemon
+# they go: dkms patch 0005), files fail with ENXIO or SIGBUS, the daemon
 # survives its own mapping being revoked and reports the device lost, and
 # the mount unmounts. Runs after the cases that share 60's file system: it
 # leaves dax0.0 back on device_dax.

@@ -20,7 +20,7 @@ t "famfs clone cross-links it, as asked" famfs clone $M/owner $M/thief
 t "the clone is listed with the owner's size" sh -c "
 	[ \$(stat -c %s $M/thief) -eq 8388608 ]"
 # The kernel asks for the clone's map at each open; the daemon refuses it
-# (the kernel would refuse the map too, patch 0008, but must not need to).
+# (the kernel would refuse the map too, patch 0005, but must not need to).
 t "opening the clone fails with EUCLEAN (for read(2) and for mmap)" sh -c "
 	fvt expect EUCLEAN read $M/thief && fvt expect EUCLEAN mmapread $M/thief"
 t "the daemon refused it: the kernel never saw an overlapping map" sh -c "

@@ -15,8 +15,14 @@
  *   fvt devcheck DEV OFF LEN SEED  the pattern is in the raw device
  *   fvt expect ERRNO OP FILE       OP (otrunc, ftrunc, falloc, splice-read,
  *                                  splice-write, read, write, write-end
- *                                  (at EOF), mmapread) fails
- *                                  with ERRNO (a number or name)
+ *                                  (at EOF), mmapread, mmap-private-read
+ *                                  (MAP_PRIVATE, PROT_READ, one byte read),
+ *                                  mmap-private-write (MAP_PRIVATE with
+ *                                  PROT_WRITE), mprotect-write (a private
+ *                                  read-only mapping made writable),
+ *                                  copyrange (copy_file_range of 4 bytes
+ *                                  within FILE)) fails with ERRNO (a
+ *                                  number or name; 0: works)
  *   fvt hwpoison FILE OFF          poison the page at OFF through a mapping
  *   fvt holdmap FILE READY GO      map FILE, sum it, create READY, wait for
  *                                  GO to exist, sum again: equal sums pass
@@ -431,7 +437,8 @@ static int do_op(const char *op, const char *file)
 		return fd < 0 ? errno : 0;
 	}
 	fd = open(file, strcmp(op, "read") && strcmp(op, "splice-read") &&
-			  strcmp(op, "mmapread") ? O_RDWR : O_RDONLY);
+			  strncmp(op, "mmap", 4) && strcmp(op, "mprotect-write") ?
+			  O_RDWR : O_RDONLY);
 	if (fd < 0)
 		return errno;
 	if (!strcmp(op, "ftrunc")) {
@@ -454,6 +461,26 @@ static int do_op(const char *op, const char *file)
 	} else if (!strcmp(op, "write-end")) {
 		memset(b, 0x5a, sizeof(b));
 		rc = pwrite(fd, b, sizeof(b), fsize(fd)) < 0 ? errno : 0;
+	} else if (!strcmp(op, "copyrange")) {
+		loff_t in = 0, out = 8;
+
+		rc = copy_file_range(fd, &in, fd, &out, 4, 0) < 0 ? errno : 0;
+	} else if (!strcmp(op, "mmap-private-write")) {
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+			       fd, 0);
+
+		rc = m == MAP_FAILED ? errno : 0;
+	} else if (!strcmp(op, "mmap-private-read") ||
+		   !strcmp(op, "mprotect-write")) {
+		volatile uint8_t *m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE,
+					   fd, 0);
+
+		if (m == MAP_FAILED)
+			return errno;
+		rc = m[0] & 0;
+		if (op[1] == 'p' && mprotect((void *)m, 4096,
+					     PROT_READ | PROT_WRITE))
+			rc = errno;
 	} else if (!strcmp(op, "mmapread")) {
 		volatile uint8_t *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED,
 					   fd, 0);

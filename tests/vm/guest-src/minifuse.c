@@ -10,7 +10,17 @@
  *     -i FILE    write the INIT flags the kernel offered (hex, 64 bit:
  *                flags | flags2 << 32) to FILE
  *     -F         accept FUSE_DAX_FMAP (famfs mode) in the INIT reply
- *     -R         drop CAP_SYS_RAWIO before serving (an unprivileged server)
+ *     -R         drop CAP_SYS_RAWIO before opening the device: mounter and
+ *                server both lack it
+ *     -r         open the device and mount without CAP_SYS_RAWIO in the
+ *                effective set, then raise it again to serve: a privileged
+ *                server on an unprivileged mounter's connection
+ *     -P         mount without default_permissions (on by default)
+ *     -a         mount with allow_other (other users may use the mount)
+ *     -N         when hello is opened, send FUSE_NOTIFY_STORE for it before
+ *                answering, and log "notify-store ERRNO" (0: accepted)
+ *     -S         hello is setuid and setgid and open to all (06777);
+ *                FUSE_SETATTR changes its mode
  *     -l FILE    append the opcode of every request received to FILE
  *     -m MODE    how to answer FUSE_GET_FMAP (see fmap_reply(); default
  *                "good": one 2 MiB simple extent at offset 0 of device 0;
@@ -21,6 +31,8 @@
  *     -T         also serve "twin", a second file with hello's attributes
  *                and (as every file here) the same map: two files over
  *                the same memory, which the kernel must refuse
+ *
+ * FUSE_COPY_FILE_RANGE is answered as if the server had copied.
  *
  * It mounts, then forks: the parent exits 0 once the mount is in place and
  * the child serves requests until the connection goes away (unmount).
@@ -46,7 +58,10 @@
 #define BUFSZ (128 * 1024 + 4096)
 
 static const char *init_file, *log_file;
-static int accept_famfs, drop_rawio, twin;
+static int accept_famfs, drop_rawio, mount_norawio, twin, notify_store;
+static int no_default_perms, allow_other;
+static unsigned int hello_mode = 0444;
+static int fmap_calls;
 static const char *fmap_mode = "good";
 static const char *daxdev_path = "/dev/dax0.0";
 static const char *daxdev_mode = "good";
@@ -91,6 +106,9 @@ static int fmap_reply(char *buf, size_t max)
 	uint32_t i;
 
 	memset(buf, 0, max);
+	fmap_calls++;
+	if (!strcmp(m, "nodata-once"))	/* no map first, a good one later */
+		m = fmap_calls == 1 ? "nodata" : "good";
 	if (!strcmp(m, "good") || !strcmp(m, "trailing")) {
 		n += put_se(buf + n, 0, 0, MIB2);
 		if (!strcmp(m, "trailing"))
@@ -119,6 +137,21 @@ static int fmap_reply(char *buf, size_t max)
 		n += put_ie(buf + n, ns, chunk, nb);
 		for (i = 0; i < ns && n + 24 <= max; i++)
 			n += put_se(buf + n, i, 4 * MIB2 * i, slen);
+	} else if (!strcmp(m, "iext-hugenbytes")) {
+		/* nbytes + chunk - 1 wraps: must not pass for a short extent */
+		h.ext_type = FUSE_FAMFS_EXT_INTERLEAVE;
+		n += put_ie(buf + n, 2, MIB2, ~0ULL - MIB2 + 2);
+		n += put_se(buf + n, 0, 0, MIB2);
+		n += put_se(buf + n, 0, 4 * MIB2, MIB2);
+	} else if (!strcmp(m, "reserved")) {
+		h.reserved0 = 1;
+		n += put_se(buf + n, 0, 0, MIB2);
+	} else if (!strcmp(m, "se-reserved")) {
+		n += put_se(buf + n, 0, 0, MIB2);
+		buf[sizeof(h) + 4] = 1;	/* the extent's reserved field */
+	} else if (!strcmp(m, "filesize")) {
+		h.file_size = strlen(HELLO) + 1;	/* not the file's size */
+		n += put_se(buf + n, 0, 0, MIB2);
 	} else if (!strcmp(m, "short")) {
 		n = 16;
 	} else if (!strcmp(m, "version")) {
@@ -285,6 +318,43 @@ static void drop_cap_sys_rawio(void)
 		perror("capset");
 }
 
+/* FUSE_NOTIFY_STORE of 4 bytes at offset 0 of @nodeid: 0 or errno. */
+static int send_notify_store(int fd, uint64_t nodeid)
+{
+	char m[sizeof(struct fuse_out_header) +
+	       sizeof(struct fuse_notify_store_out) + 4];
+	struct fuse_out_header oh = {
+		.len = sizeof(m), .error = FUSE_NOTIFY_STORE,
+	};
+	struct fuse_notify_store_out st = { .nodeid = nodeid, .size = 4 };
+
+	memcpy(m, &oh, sizeof(oh));
+	memcpy(m + sizeof(oh), &st, sizeof(st));
+	memcpy(m + sizeof(oh) + sizeof(st), "XXXX", 4);
+	return write(fd, m, sizeof(m)) == (ssize_t)sizeof(m) ? 0 : errno;
+}
+
+/* Clear (@on == 0) or set CAP_SYS_RAWIO in the effective set only. */
+static void effective_rawio(int on)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	uint32_t bit = 1u << (CAP_SYS_RAWIO % 32);
+
+	if (syscall(SYS_capget, &h, d) < 0) {
+		perror("capget");
+		return;
+	}
+	if (on)
+		d[CAP_SYS_RAWIO / 32].effective |= bit;
+	else
+		d[CAP_SYS_RAWIO / 32].effective &= ~bit;
+	if (syscall(SYS_capset, &h, d) < 0)
+		perror("capset");
+}
+
 static int reply(int fd, uint64_t unique, int error, const void *p, size_t n)
 {
 	char buf[BUFSZ];
@@ -310,7 +380,7 @@ static void fill_attr(struct fuse_attr *a, uint64_t ino)
 		a->mode = S_IFDIR | 0755;
 		a->nlink = 2;
 	} else {
-		a->mode = S_IFREG | 0444;
+		a->mode = S_IFREG | hello_mode;
 		a->nlink = 1;
 		a->size = strlen(HELLO);
 		a->blocks = 1;
@@ -417,6 +487,10 @@ static void serve(int fd)
 			break;
 		}
 		case FUSE_OPEN:
+			if (notify_store && ih->nodeid == HELLO_INO && log)
+				fprintf(log, "notify-store %d\n",
+					send_notify_store(fd, ih->nodeid));
+			/* fall through */
 		case FUSE_OPENDIR: {
 			struct fuse_open_out out;
 
@@ -482,6 +556,26 @@ static void serve(int fd)
 				reply(fd, ih->unique, 0, &out, len);
 			break;
 		}
+		case FUSE_COPY_FILE_RANGE: {
+			struct fuse_copy_file_range_in *in = arg;
+			struct fuse_write_out out;
+
+			memset(&out, 0, sizeof(out));
+			out.size = in->len > 4096 ? 4096 : in->len;
+			reply(fd, ih->unique, 0, &out, sizeof(out));
+			break;
+		}
+		case FUSE_SETATTR: {
+			struct fuse_setattr_in *in = arg;
+			struct fuse_attr_out out;
+
+			if (in->valid & FATTR_MODE)
+				hello_mode = in->mode & 07777;
+			memset(&out, 0, sizeof(out));
+			fill_attr(&out.attr, ih->nodeid);
+			reply(fd, ih->unique, 0, &out, sizeof(out));
+			break;
+		}
 		case FUSE_STATFS: {
 			struct fuse_statfs_out out;
 
@@ -512,10 +606,10 @@ static void serve(int fd)
 int main(int argc, char **argv)
 {
 	const char *dev = "/dev/famfs-fuse", *type = "famfs_fuse";
-	char opts[128];
+	char opts[192];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:FRT")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:FRTrPaNS")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -547,21 +641,42 @@ int main(int argc, char **argv)
 		case 'R':
 			drop_rawio = 1;
 			break;
+		case 'r':
+			mount_norawio = 1;
+			break;
+		case 'P':
+			no_default_perms = 1;
+			break;
+		case 'a':
+			allow_other = 1;
+			break;
+		case 'N':
+			notify_store = 1;
+			break;
+		case 'S':
+			hello_mode = 06777;
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-F] [-R] [-T] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-FRrPaNST] MNT\n");
 		return 2;
 	}
+	if (drop_rawio)
+		drop_cap_sys_rawio();
+	if (mount_norawio)
+		effective_rawio(0);
 	fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		perror(dev);
 		return 1;
 	}
 	snprintf(opts, sizeof(opts),
-		 "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0%s%s", fd,
+		 no_default_perms ? "" : ",default_permissions",
+		 allow_other ? ",allow_other" : "");
 	if (mount("minifuse", argv[optind], type, MS_NOSUID | MS_NODEV,
 		  opts) < 0) {
 		perror("mount");
@@ -572,8 +687,8 @@ int main(int argc, char **argv)
 		perror("fork");
 		return 1;
 	case 0:
-		if (drop_rawio)
-			drop_cap_sys_rawio();
+		if (mount_norawio)
+			effective_rawio(1);
 		serve(fd);
 		_exit(0);
 	default:

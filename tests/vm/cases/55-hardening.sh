@@ -1,0 +1,112 @@
+# Hardening: what an attacker or a careless server could do to a famfs
+# connection. Each check here failed on the module before its fix.
+# minifuse's hello is one 2 MiB extent at offset 0 of its device 0, which
+# it names /dev/dax0.0; dax1.0, the second NVDIMM, is the decoy.
+t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+mkdir -p /mnt/f
+dmesg -c >/dev/null
+t "second NVDIMM becomes dax1.0 on famfs_dax" sh -c '
+	. /tests/lib.sh
+	ndctl create-namespace -f -e namespace1.0 --mode=devdax --align=2M &&
+	wait_for /dev/dax1.0 10 && famfs_bind dax1.0'
+# Different bytes on the two devices: pattern 70 on dax0.0, 71 on dax1.0.
+t "distinct patterns on dax0.0 and dax1.0" sh -c '
+	fvt mwrite /dev/dax0.0 0 4096 70 && fvt mwrite /dev/dax1.0 0 4096 71 &&
+	fvt devcheck /dev/dax0.0 0 4096 70 0 && fvt devcheck /dev/dax1.0 0 4096 71 0'
+
+# GET_DAXDEV's path is the server's, resolved where the mount was made:
+# an opener's own mount namespace must not choose the device.
+t "a root opener in its own mount namespace cannot redirect the device" sh -c '
+	minifuse -F -a /mnt/f || exit 1
+	unshare -m sh -c "mount --bind /dev/dax1.0 /dev/dax0.0 &&
+		fvt check /mnt/f/hello 0 22 70"; a=$?
+	fvt check /mnt/f/hello 0 22 70; b=$?
+	umount /mnt/f; [ $a = 0 ] && [ $b = 0 ]'
+t "an unprivileged opener in a user namespace cannot redirect the device" sh -c '
+	minifuse -F -a /mnt/f || exit 1
+	userns 65534 /dev/dax1.0 /dev/dax0.0 fvt check /mnt/f/hello 0 22 70; a=$?
+	fvt check /mnt/f/hello 0 22 70; b=$?
+	umount /mnt/f; echo "user namespace: $a, initial: $b"; [ $a = 0 ] && [ $b = 0 ]'
+
+# A famfs inode stays cached across attribute refreshes (minifuse's
+# attribute and entry timeouts are 1 s): one GET_FMAP for all opens.
+t "reopening after the attribute timeout sends no GET_FMAP" sh -c '
+	rm -f /tmp/ops; minifuse -F -l /tmp/ops /mnt/f || exit 1
+	for i in 1 2 3 4; do fvt check /mnt/f/hello 0 22 70 || break; sleep 1.5; done
+	stat /mnt/f/hello >/dev/null; fvt check /mnt/f/hello 0 22 70; r=$?
+	umount /mnt/f; n=$(grep -cx 54 /tmp/ops)
+	. /tests/lib.sh; report "# measure: GET_FMAP for 5 opens 1.5 s apart (attribute timeout 1 s): $n"
+	[ $r = 0 ] && [ "$n" = 1 ]'
+
+# Device memory is shared: no private copies of it.
+t "private writable mapping: EINVAL" sh -c '
+	minifuse -F /mnt/f || exit 1
+	fvt expect EINVAL mmap-private-write /mnt/f/hello; r=$?; umount /mnt/f; exit $r'
+t "private read-only mapping works" sh -c '
+	minifuse -F /mnt/f || exit 1
+	fvt expect 0 mmap-private-read /mnt/f/hello; r=$?; umount /mnt/f; exit $r'
+t "raw device: private writable mapping EINVAL, read-only works" sh -c '
+	fvt expect EINVAL mmap-private-write /dev/dax0.0 &&
+	fvt expect 0 mmap-private-read /dev/dax0.0 &&
+	fvt expect EACCES mprotect-write /dev/dax0.0'
+t "private mapping made writable by mprotect: EACCES" sh -c '
+	minifuse -F /mnt/f || exit 1
+	fvt expect EACCES mprotect-write /mnt/f/hello; r=$?; umount /mnt/f; exit $r'
+
+# famfs mode needs the mounter's CAP_SYS_RAWIO, not the INIT writer's.
+t "a mounter without CAP_SYS_RAWIO is not offered famfs mode" sh -c '
+	rm -f /tmp/ops; minifuse -F -r -i /tmp/init -l /tmp/ops /mnt/f || exit 1
+	[ "$(cat /mnt/f/hello)" = "hello from famfs_fuse" ]; r=$?
+	umount /mnt/f; v=$(cat /tmp/init); echo "offered $v"
+	[ $r = 0 ] && [ $(( (v >> 43) & 1 )) = 0 ] && ! grep -qx 54 /tmp/ops'
+# ... and default_permissions: the kernel checks modes, so a size change
+# it refuses is one the caller was allowed to try.
+t "a mount without default_permissions is not offered famfs mode" sh -c '
+	minifuse -F -P -i /tmp/init /mnt/f || exit 1
+	[ "$(cat /mnt/f/hello)" = "hello from famfs_fuse" ]; r=$?
+	umount /mnt/f; v=$(cat /tmp/init); echo "offered $v"
+	[ $r = 0 ] && [ $(( (v >> 43) & 1 )) = 0 ]'
+
+# The server's page-cache messages and copy offload bypass fs-dax.
+t "FUSE_NOTIFY_STORE for a famfs file is refused" sh -c '
+	rm -f /tmp/ops; minifuse -F -N -l /tmp/ops /mnt/f || exit 1
+	fvt check /mnt/f/hello 0 22 70; r=$?; umount /mnt/f
+	grep notify-store /tmp/ops; [ $r = 0 ] && grep -qx "notify-store 22" /tmp/ops'
+t "copy_file_range within a famfs file is not sent to the server" sh -c '
+	rm -f /tmp/ops; minifuse -F -l /tmp/ops /mnt/f || exit 1
+	fvt expect 0 copyrange /mnt/f/hello; fvt check /mnt/f/hello 0 22 70; r=$?
+	umount /mnt/f; [ $r = 0 ] && ! grep -qx 47 /tmp/ops'
+
+# Once a file has been opened without a map (ENODATA), it stays a plain
+# FUSE file for the inode's life: no S_DAX under its page cache.
+t "a file first served without a map does not become famfs later" sh -c '
+	rm -f /tmp/ops; minifuse -F -m nodata-once -l /tmp/ops /mnt/f || exit 1
+	a=$(cat /mnt/f/hello); b=$(cat /mnt/f/hello)
+	umount /mnt/f; n=$(grep -cx 54 /tmp/ops); echo "GET_FMAP: $n"
+	[ "$a" = "hello from famfs_fuse" ] && [ "$b" = "$a" ] && [ "$n" = 1 ]'
+
+# A write by a user without CAP_FSETID drops setuid and setgid, as on any
+# file system (minifuse's hello is 06777 with -S; the write changes
+# dax0.0's first bytes).
+t "a write by another user drops setuid and setgid" sh -c '
+	minifuse -F -a -S /mnt/f || exit 1
+	userns 65534 - - fvt pwrite /mnt/f/hello 0 4 9; w=$?
+	m=$(stat -c %a /mnt/f/hello); umount /mnt/f
+	echo "write: $w, mode after: $m"; [ $w = 0 ] && [ "$m" = 777 ]'
+# The node's cdev is the dax device's own: famfs_dax must not take it over
+# while a file opened under device_dax still holds it (last here: on the
+# module before the fix this wrecked the character device table).
+t "famfs_dax refuses dax1.0 while its node is open under device_dax" sh -c '
+	echo dax1.0 >/sys/bus/dax/drivers/famfs_dax/unbind &&
+	echo dax1.0 >/sys/bus/dax/drivers/device_dax/bind || exit 1
+	exec 3</dev/dax1.0 || exit 1
+	echo dax1.0 >/sys/bus/dax/drivers/device_dax/unbind
+	echo dax1.0 >/sys/bus/dax/drivers/famfs_dax/bind 2>/dev/null
+	d=$(readlink /sys/bus/dax/devices/dax1.0/driver); exec 3<&-
+	echo "driver with the node open: ${d##*/}"; [ -z "$d" ] &&
+		dmesg | grep -q "device node still open under the previous driver"'
+t "famfs_dax takes dax1.0 once the node is closed" famfs_bind dax1.0
+t "famfs_health is for root only (0400)" sh -c '
+	m=$(stat -c %a /sys/bus/dax/devices/dax0.0/famfs_health); echo "mode $m"; [ "$m" = 400 ]'
+t "module unloads" rmmod famfs_fuse
+t "kernel log clean after hardening tests" dmesg_clean
