@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -340,15 +339,12 @@ static void check_not_mounted(struct fused *fs)
 	char where[PATH_MAX];
 	bool rw;
 
-	struct statfs sfs;
-
 	/*
 	 * A famfs whose daemon died (a crash, or a restart by systemd) stays
 	 * mounted and answers ENOTCONN: replace it. Processes that still
 	 * have its files open or mapped keep them.
 	 */
-	if (famfs_mount_at(fs->mountpoint) && statfs(fs->mountpoint, &sfs) < 0 &&
-	    errno == ENOTCONN) {
+	if (famfs_mount_dead(fs->mountpoint)) {
 		fused_log(L_NOTICE, "%s: replacing a famfs mount whose daemon is gone",
 			  fs->mountpoint);
 		if (umount2(fs->mountpoint, MNT_DETACH) < 0)

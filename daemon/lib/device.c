@@ -231,8 +231,12 @@ int famfs_dev_open_fs(const char *path, unsigned int flags,
 	}
 	famfs_dev_invalidate(dev, dev->log, sizeof(*dev->log));
 	rc = famfs_log_check_header(dev->log, dev->log_len);
-	if (rc)
+	if (rc) {
+		/* The superblock is a famfs's: never send anyone to mkfs. */
+		rc = famfs_fail(EUCLEAN, "the famfs log is damaged (%s); the superblock is valid: run famfs fsck %s",
+				famfs_errmsg(), path);
 		famfs_dev_close(dev);
+	}
 	return rc;
 }
 

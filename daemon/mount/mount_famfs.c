@@ -248,7 +248,7 @@ int main(int argc, char **argv)
 	};
 	struct settings s = { .fallback = "auto", .role = "auto" };
 	char dev[4096], mnt[4096], opts[4096] = "", where[4096];
-	bool fake = false, verbose = false, rw, writer;
+	bool fake = false, verbose = false, dead = false, rw, writer;
 	bool systemd = famfs_unit_wanted();
 	struct famfs_dev d;
 	struct stat st;
@@ -317,10 +317,18 @@ int main(int argc, char **argv)
 		fail("%s: no such device (%s)", argv[optind], strerror(errno));
 	if (!realpath(argv[optind], dev))
 		fail("%s: %s", argv[optind], strerror(errno));
-	if (!realpath(argv[optind + 1], mnt) || stat(mnt, &st) < 0)
+	/*
+	 * A famfs whose daemon is gone answers ENOTCONN, even to realpath():
+	 * the daemon replaces such a mount (famfs-fused(8)), so let it.
+	 */
+	if (argv[optind + 1][0] == '/' && famfs_mount_dead(argv[optind + 1])) {
+		snprintf(mnt, sizeof(mnt), "%s", argv[optind + 1]);
+		dead = true;
+	} else if (!realpath(argv[optind + 1], mnt) || stat(mnt, &st) < 0) {
 		fail("mount point %s does not exist", argv[optind + 1]);
-	if (!S_ISDIR(st.st_mode))
+	} else if (!S_ISDIR(st.st_mode)) {
 		fail("mount point %s is not a directory", mnt);
+	}
 	bind_unbound(dev, &s);
 	rc = famfs_dev_open_fs(dev, 0, &d);
 	if (rc)
@@ -336,9 +344,13 @@ int main(int argc, char **argv)
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
-	if (famfs_mount_at(mnt))
+	if (dead)
+		fprintf(stderr, "%s: %s: the famfs mounted there has lost its daemon; mounting over it replaces it\n",
+			prog, mnt);
+	else if (famfs_mount_at(mnt))
 		fail("%s is already mounted (a famfs is mounted there)", mnt);
-	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw)
+	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw &&
+	    !(dead && !strcmp(where, mnt)))
 		fail("%s is already mounted at %s (read-write; one master mount per device and host)",
 		     dev, where);
 

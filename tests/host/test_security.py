@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The security model of famfs-fused(8) and mount.famfs(8), tried as an
+unprivileged user (uid 65534) would: a log is untrusted input, so mounts
+are nosuid,nodev unless asked; .meta is root's; the writers' lock is one
+only writers can take and is waited for with a bound; mount options are
+never dropped; errors name the real problem."""
+import errno
+import fcntl
+import json
+import os
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import famfs_host as fh
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def world(tools):
+    """A directory every user can reach (pytest's own tmp is root's 0700),
+    owned by the unprivileged user so it can make images there."""
+    d = tempfile.mkdtemp(prefix="famfs-sec-", dir="/tmp")
+    os.chmod(d, 0o755)
+    os.chown(d, NOBODY, NOBODY)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def as_user(cmd, env=None, **kw):
+    return fh.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                   "--clear-groups"] + cmd, env=env, **kw)
+
+
+def mount_opts(mnt):
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == mnt:
+                return set(fields[5].split(","))
+    return None
+
+
+def test_bad_log_magic_is_not_called_not_a_famfs(tmp_path, master, device):
+    with open(device, "r+b") as f:
+        f.seek(fh.LOG_OFFSET)
+        b = f.read(1)
+        f.seek(fh.LOG_OFFSET)
+        f.write(bytes([b[0] ^ 0xff]))
+    target = str(tmp_path / "t")
+    os.makedirs(target)
+    want = "%s: the famfs log is damaged (log header at 0x200000: bad " \
+        "magic" % device
+    for cmd in ([fh.MOUNT, device, target], [fh.FUSED, device, target]):
+        p = fh.run(cmd, env=master.env, check=False)
+        assert p.returncode in (1, 32), p.stderr
+        assert want in p.stderr and "run famfs fsck %s" % device \
+            in p.stderr, p.stderr
+        assert "mkfs" not in p.stderr and "not a famfs" not in p.stderr
+
+
+def test_mount_replaces_dead_mount(mnt, master):
+    master.famfs("creat", "-s", "2m", os.path.join(mnt.mnt, "r0"))
+    os.kill(mnt.pid, signal.SIGKILL)
+    assert mnt.wait_daemon_exit()
+    p = fh.run([fh.MOUNT, mnt.dev, mnt.mnt, "-o", "logfile=" + mnt.logfile],
+               env=master.env, check=False)
+    assert p.returncode == 0, p.stderr
+    mnt.pid = int(mnt.status()["pid"])
+    assert "r0" in os.listdir(mnt.mnt)
+    assert "lost its daemon; mounting over it replaces it" in p.stderr
+    with open("/proc/self/mountinfo") as f:
+        assert sum(l.split()[4] == mnt.mnt for l in f) == 1
