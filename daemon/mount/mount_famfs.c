@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +28,19 @@
 #define CONF_DEFAULT "/etc/famfs/famfs.conf"
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
 
+/*
+ * Strings are allocated to fit: an option is never cut short, so a long
+ * option list cannot lose its tail (a "ro" at the end of it, say).
+ */
 struct settings {
-	char fallback[16]; /* auto yes no */
-	char role[16];	   /* auto master client */
-	char poll_ms[16];
-	char readahead_kb[16];
-	char logfile[1024];
-	char fuse_dev[1024];
+	char *fallback; /* auto yes no */
+	char *role;	/* auto master client */
+	char *poll_ms;
+	char *readahead_kb;
+	char *logfile;
+	char *fuse_dev;
 	bool debug;
-	char passthru[1024]; /* mount(8) options the daemon applies */
+	char *passthru; /* mount(8) options the daemon applies */
 };
 
 static const char *prog = "mount.famfs";
@@ -53,11 +58,33 @@ static int fail(const char *fmt, ...)
 	exit(32); /* mount(8)'s "mount failure" */
 }
 
-static void append(char *list, size_t len, const char *opt)
+static char *xstrdup(const char *s)
 {
-	size_t n = strlen(list);
+	char *d = strdup(s);
 
-	snprintf(list + n, len - n, "%s%s", n ? "," : "", opt);
+	if (!d)
+		fail("out of memory");
+	return d;
+}
+
+static void replace(char **field, const char *val)
+{
+	free(*field);
+	*field = xstrdup(val);
+}
+
+/* Add "key" or "key=val" to the comma-separated list *@list. */
+static void append(char **list, const char *key, const char *val)
+{
+	size_t n = *list ? strlen(*list) : 0;
+	size_t add = 1 + strlen(key) + (val ? 1 + strlen(val) : 0) + 1;
+	char *p = realloc(*list, n + add);
+
+	if (!p)
+		fail("out of memory");
+	snprintf(p + n, add, "%s%s%s%s", n ? "," : "", key, val ? "=" : "",
+		 val ? val : "");
+	*list = p;
 }
 
 static bool valid(const char *key, const char *val)
@@ -91,17 +118,17 @@ static bool set(struct settings *s, const char *key, const char *val,
 	if (!val || !valid(key, val))
 		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
 	if (!strcmp(key, "fallback"))
-		snprintf(s->fallback, sizeof(s->fallback), "%s", val);
+		replace(&s->fallback, val);
 	else if (!strcmp(key, "role"))
-		snprintf(s->role, sizeof(s->role), "%s", val);
+		replace(&s->role, val);
 	else if (!strcmp(key, "poll_ms"))
-		snprintf(s->poll_ms, sizeof(s->poll_ms), "%s", val);
+		replace(&s->poll_ms, val);
 	else if (!strcmp(key, "readahead_kb"))
-		snprintf(s->readahead_kb, sizeof(s->readahead_kb), "%s", val);
+		replace(&s->readahead_kb, val);
 	else if (!strcmp(key, "logfile"))
-		snprintf(s->logfile, sizeof(s->logfile), "%s", val);
+		replace(&s->logfile, val);
 	else if (!strcmp(key, "fuse_dev"))
-		snprintf(s->fuse_dev, sizeof(s->fuse_dev), "%s", val);
+		replace(&s->fuse_dev, val);
 	else if (!strcmp(key, "debug"))
 		s->debug = !strcmp(val, "1") || !strcmp(val, "yes");
 	else
@@ -187,18 +214,19 @@ static void parse_o(struct settings *s, char *list)
 	for (char *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
 		char *val = strchr(opt, '=');
-		char key[256];
 
-		snprintf(key, sizeof(key), "%.*s",
-			 (int)(val ? val - opt : (long)strlen(opt)), opt);
-		if (set(s, key, val ? val + 1 : NULL, "-o"))
+		if (val)
+			*val = '\0';
+		if (set(s, opt, val ? val + 1 : NULL, "-o"))
 			continue;
+		if (val)
+			*val = '=';
 		if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
 		    !strcmp(opt, "nosuid") || !strcmp(opt, "suid") ||
 		    !strcmp(opt, "nodev") || !strcmp(opt, "dev") ||
 		    !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
 		    !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
-			append(s->passthru, sizeof(s->passthru), opt);
+			append(&s->passthru, opt, NULL);
 		else if (!ignorable(opt))
 			fail("unknown mount option '%s'", opt);
 	}
@@ -246,8 +274,8 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct settings s = { .fallback = "auto", .role = "auto" };
-	char dev[4096], mnt[4096], opts[4096] = "", where[4096];
+	struct settings s = { .fallback = xstrdup("auto"), .role = xstrdup("auto") };
+	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], *opts = NULL;
 	bool fake = false, verbose = false, dead = false, rw, writer;
 	bool systemd = famfs_unit_wanted();
 	struct famfs_dev d;
@@ -337,10 +365,11 @@ int main(int argc, char **argv)
 				     famfs_errmsg());
 	/* Would the daemon write? Then it must be this host's only writer. */
 	writer = famfs_role(&d) == FAMFS_ROLE_MASTER &&
-		 strcmp(s.role, "client") && !has_opt(s.passthru, "ro");
+		 strcmp(s.role, "client") &&
+		 !(s.passthru && has_opt(s.passthru, "ro"));
 	famfs_dev_close(&d);
 	/* Under systemd the unit loads the module first (modprobe@). */
-	if (!strcmp(s.fallback, "no") && !s.fuse_dev[0] && !systemd &&
+	if (!strcmp(s.fallback, "no") && !s.fuse_dev && !systemd &&
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
@@ -354,24 +383,20 @@ int main(int argc, char **argv)
 		fail("%s is already mounted at %s (read-write; one master mount per device and host)",
 		     dev, where);
 
-	append(opts, sizeof(opts), s.passthru);
-	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-		 "%sfallback=%s,role=%s", *opts ? "," : "", s.fallback,
-		 s.role);
-	if (s.poll_ms[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",poll_ms=%s", s.poll_ms);
-	if (s.readahead_kb[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",readahead_kb=%s", s.readahead_kb);
-	if (s.logfile[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",logfile=%s", s.logfile);
-	if (s.fuse_dev[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",fuse_dev=%s", s.fuse_dev);
+	if (s.passthru)
+		append(&opts, s.passthru, NULL);
+	append(&opts, "fallback", s.fallback);
+	append(&opts, "role", s.role);
+	if (s.poll_ms)
+		append(&opts, "poll_ms", s.poll_ms);
+	if (s.readahead_kb)
+		append(&opts, "readahead_kb", s.readahead_kb);
+	if (s.logfile)
+		append(&opts, "logfile", s.logfile);
+	if (s.fuse_dev)
+		append(&opts, "fuse_dev", s.fuse_dev);
 	if (s.debug)
-		append(opts, sizeof(opts), "debug");
+		append(&opts, "debug", NULL);
 	if (systemd) {
 		char inst[400], err[1100];
 

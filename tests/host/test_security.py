@@ -48,6 +48,24 @@ def mount_opts(mnt):
     return None
 
 
+def test_ro_after_long_option_list(tmp_path, master, device, mounts):
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount(extra="noatime," * 150 + "ro")
+    assert "ro" in mount_opts(m.mnt)
+    assert m.status()["readonly"] == "1"
+    with pytest.raises(OSError) as e:
+        os.mkdir(os.path.join(m.mnt, "x"))
+    assert e.value.errno == errno.EROFS
+    # famfs mount hands mount.famfs every option too (it cut at 4 KiB)
+    many = "noatime," * 600 + "ro"
+    p = fh.run([fh.FAMFS, "mount", "-D", "-o", many, device, m.mnt],
+               env=dict(master.env, FAMFS_MOUNT_HELPER="/bin/true"))
+    assert p.stdout.split()[-1] == many
+
+
+
 def test_bad_log_magic_is_not_called_not_a_famfs(tmp_path, master, device):
     with open(device, "r+b") as f:
         f.seek(fh.LOG_OFFSET)
