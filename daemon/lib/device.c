@@ -70,6 +70,36 @@ int famfs_device_size(int fd, const char *path, uint64_t *size)
 			  path);
 }
 
+void famfs_dev_exposure(const char *path,
+			void (*warn)(const char *msg, void *arg), void *arg)
+{
+	mode_t perm;
+	struct stat st;
+	char msg[PATH_MAX * 2 + 200];
+
+	if (stat(path, &st) < 0)
+		return;
+	perm = st.st_mode & 07777;
+	if (st.st_uid != 0) {
+		snprintf(msg, sizeof(msg),
+			 "%s is owned by uid %u: that user can rewrite its log, and with it every file, owner and mode the mount serves",
+			 path, (unsigned int)st.st_uid);
+		warn(msg, arg);
+	}
+	if (perm & 022) {
+		snprintf(msg, sizeof(msg),
+			 "%s can be written by users other than root (mode %04o): any of them can rewrite its log",
+			 path, (unsigned int)perm);
+		warn(msg, arg);
+	}
+	if (perm & 044) {
+		snprintf(msg, sizeof(msg),
+			 "%s can be read by users other than root (mode %04o): they can read every file in it, whatever the file's mode; chmod 600 %s",
+			 path, (unsigned int)perm, path);
+		warn(msg, arg);
+	}
+}
+
 static void *map(int fd, size_t len, bool rw, off_t off)
 {
 	void *p = mmap(NULL, len, PROT_READ | (rw ? PROT_WRITE : 0),

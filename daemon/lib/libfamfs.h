@@ -185,6 +185,14 @@ void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 /* Serialise appenders on this host (flock on the device or log file). */
 int famfs_dev_lock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
+/*
+ * Who besides root can reach the device or image file @path: @warn gets
+ * one line for each finding (owned by another user, writable or readable
+ * by others), each saying what that user can do with it. A mount serves
+ * the log's owners and modes, so such a device undoes them.
+ */
+void famfs_dev_exposure(const char *path,
+			void (*warn)(const char *msg, void *arg), void *arg);
 /* Size in bytes of a devdax device, a regular file or a block device. */
 int famfs_device_size(int fd, const char *path, uint64_t *size);
 /*

@@ -40,6 +40,11 @@ struct settings {
 	char *logfile;
 	char *fuse_dev;
 	bool debug;
+	/*
+	 * Honour set-user-ID bits and device nodes from the log: off unless
+	 * asked (-o suid / dev, or "suid = yes" / "dev = yes" in famfs.conf).
+	 */
+	bool suid, dev;
 	char *passthru; /* mount(8) options the daemon applies */
 };
 
@@ -97,7 +102,8 @@ static bool valid(const char *key, const char *val)
 		       !strcmp(val, "client");
 	if (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))
 		return *val && strspn(val, "0123456789") == strlen(val);
-	if (!strcmp(key, "debug"))
+	if (!strcmp(key, "debug") || !strcmp(key, "suid") ||
+	    !strcmp(key, "dev"))
 		return !strcmp(val, "0") || !strcmp(val, "1") ||
 		       !strcmp(val, "yes") || !strcmp(val, "no");
 	return true;
@@ -107,11 +113,13 @@ static bool valid(const char *key, const char *val)
 static bool set(struct settings *s, const char *key, const char *val,
 		const char *where)
 {
-	if (!strcmp(key, "debug") && !val)
+	if ((!strcmp(key, "debug") || !strcmp(key, "suid") ||
+	     !strcmp(key, "dev")) &&
+	    !val)
 		val = "1";
 	if (strcmp(key, "fallback") && strcmp(key, "role") &&
 	    strcmp(key, "poll_ms") && strcmp(key, "readahead_kb") &&
-	    strcmp(key, "debug") &&
+	    strcmp(key, "debug") && strcmp(key, "suid") && strcmp(key, "dev") &&
 	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
 	    strcmp(key, "shadow"))
 		return false;
@@ -131,6 +139,10 @@ static bool set(struct settings *s, const char *key, const char *val,
 		replace(&s->fuse_dev, val);
 	else if (!strcmp(key, "debug"))
 		s->debug = !strcmp(val, "1") || !strcmp(val, "yes");
+	else if (!strcmp(key, "suid"))
+		s->suid = !strcmp(val, "1") || !strcmp(val, "yes");
+	else if (!strcmp(key, "dev"))
+		s->dev = !strcmp(val, "1") || !strcmp(val, "yes");
 	else
 		fprintf(stderr,
 			"%s: note: shadow=%s ignored: famfs-fuse serves the namespace from the log itself and keeps no shadow tree\n",
@@ -221,9 +233,9 @@ static void parse_o(struct settings *s, char *list)
 			continue;
 		if (val)
 			*val = '=';
-		if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
-		    !strcmp(opt, "nosuid") || !strcmp(opt, "suid") ||
-		    !strcmp(opt, "nodev") || !strcmp(opt, "dev") ||
+		if (!strcmp(opt, "nosuid") || !strcmp(opt, "nodev"))
+			set(s, opt + 2, "no", "-o");
+		else if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
 		    !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
 		    !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
 			append(&s->passthru, opt, NULL);
@@ -257,6 +269,12 @@ static void bind_unbound(const char *dev, const struct settings *s)
 	if (famfs_dax_bind(dev))
 		fail("%s has no dax driver and cannot get famfs_dax: %s", dev,
 		     famfs_errmsg());
+}
+
+static void warn(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s: warning: %s\n", prog, msg);
 }
 
 static const char *daemon_path(void)
@@ -327,7 +345,8 @@ int main(int argc, char **argv)
 			       "  -f  fake: check everything, say what would run, mount nothing\n"
 			       "  -v  say what is run\n"
 			       "  -s, -n, -N  accepted for mount(8); nothing to do\n"
-			       "  -o  mount options: ro rw nosuid nodev noexec noatime, and ours:\n"
+			       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
+			       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
 			       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
 			       "      readahead_kb=N logfile=PATH fuse_dev=PATH (shadow= is accepted\n"
 			       "      and ignored)\n"
@@ -358,6 +377,7 @@ int main(int argc, char **argv)
 		fail("mount point %s is not a directory", mnt);
 	}
 	bind_unbound(dev, &s);
+	famfs_dev_exposure(dev, warn, NULL);
 	rc = famfs_dev_open_fs(dev, 0, &d);
 	if (rc)
 		fail("%s: %s", dev,
@@ -385,6 +405,12 @@ int main(int argc, char **argv)
 
 	if (s.passthru)
 		append(&opts, s.passthru, NULL);
+	/* The daemon's default too; said here so that -v shows it. */
+	append(&opts, s.suid ? "suid" : "nosuid", NULL);
+	append(&opts, s.dev ? "dev" : "nodev", NULL);
+	if (s.suid)
+		fprintf(stderr, "%s: warning: mounting with suid: set-user-ID and set-group-ID files in the log run with their owner's identity, and whoever can write the log (the owner of %s, any host that can append) can make one owned by root\n",
+			prog, dev);
 	append(&opts, "fallback", s.fallback);
 	append(&opts, "role", s.role);
 	if (s.poll_ms)

@@ -48,6 +48,72 @@ def mount_opts(mnt):
     return None
 
 
+@pytest.fixture
+def evil(world, mounts):
+    """An image an unprivileged user made, holding a root-owned set-user-ID
+    copy of id(1), as the user can with famfs cp -u 0 -m 4755."""
+    user = fh.Host(world, "user")
+    img = os.path.join(world, "evil.img")
+    prog = os.path.join(world, "prog")
+    shutil.copy("/usr/bin/id", prog)
+    os.chmod(prog, 0o755)
+    as_user(["truncate", "-s", "64M", img], env=user.env)
+    as_user([fh.MKFS, img], env=user.env)
+    as_user([fh.FAMFS, "cp", "-D", img, "-m", "4755", "-u", "0", "-g", "0",
+             prog, "suidroot"], env=user.env)
+    root = fh.Host(world, "root")
+    m = fh.Mount(root, img, os.path.join(world, "mnt"),
+                 os.path.join(world, "fused.log"))
+    mounts.append(m)
+    return root, img, m
+
+
+def test_setuid_from_user_image_is_not_honoured(evil):
+    root, img, m = evil
+    p = m.mount()
+    assert "warning: %s is owned by uid %d" % (img, NOBODY) in p.stderr, \
+        p.stderr
+    opts = mount_opts(m.mnt)
+    assert {"nosuid", "nodev"} <= opts, opts
+    prog = os.path.join(m.mnt, "suidroot")
+    assert os.stat(prog).st_mode & 0o7777 == 0o4755  # served as logged
+    p = as_user([prog, "-u"])
+    assert p.stdout.strip() == str(NOBODY), "euid %s" % p.stdout
+
+
+def test_suid_only_when_asked(evil):
+    root, img, m = evil
+    with open(root.env["FAMFS_CONF"], "w") as f:
+        f.write("suid = yes\n")
+    m.mount()
+    opts = mount_opts(m.mnt)
+    assert "nosuid" not in opts and "nodev" in opts, opts
+    m.unmount()
+    os.unlink(root.env["FAMFS_CONF"])
+    m.mount(extra="suid,dev")
+    opts = mount_opts(m.mnt)
+    assert "nosuid" not in opts and "nodev" not in opts, opts
+    m.unmount()
+    # famfs-fused on its own mounts nosuid,nodev too
+    fh.run([fh.FUSED, "-o", "logfile=" + m.logfile, img, m.mnt],
+           env=root.env)
+    m.pid = int(m.status()["pid"])
+    assert {"nosuid", "nodev"} <= mount_opts(m.mnt)
+
+
+def test_exposed_image_warns(tmp_path, master, mounts):
+    img = str(tmp_path / "open.img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    os.chmod(img, 0o644)
+    m = fh.Mount(master, img, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    p = m.mount()
+    assert "warning: %s can be read by users other than root (mode 0644): " \
+        "they can read every file in it, whatever the file's mode; " \
+        "chmod 600 %s" % (img, img) in p.stderr, p.stderr
+
+
 def test_ro_after_long_option_list(tmp_path, master, device, mounts):
     m = fh.Mount(master, device, str(tmp_path / "mnt"),
                  str(tmp_path / "fused.log"))
