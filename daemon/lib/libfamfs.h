@@ -266,6 +266,7 @@ int famfs_kill_super(const char *path);
 /* ---- fsck ---------------------------------------------------------------- */
 
 #define FAMFS_FSCK_MAX_PROBLEMS 64
+#define FAMFS_FSCK_MAX_WARNINGS 16
 
 struct famfs_fsck {
 	/* what was found */
@@ -281,6 +282,15 @@ struct famfs_fsck {
 	unsigned int nproblems;
 	unsigned int problems_dropped;
 	char problems[FAMFS_FSCK_MAX_PROBLEMS][256];
+	/*
+	 * What is valid but worth a look, in the order found: set-user-ID and
+	 * set-group-ID files (a mount honours them only with "suid"). They
+	 * do not change the status.
+	 */
+	uint64_t setid_files;
+	unsigned int nwarnings;
+	unsigned int warnings_dropped;
+	char warnings[FAMFS_FSCK_MAX_WARNINGS][320];
 };
 
 /* exit codes of famfs fsck, also returned by famfs_fsck_status() */

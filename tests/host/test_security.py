@@ -101,6 +101,22 @@ def test_suid_only_when_asked(evil):
     assert {"nosuid", "nodev"} <= mount_opts(m.mnt)
 
 
+def test_fsck_and_status_flag_setuid(evil):
+    root, img, m = evil
+    p = root.famfs("fsck", img)  # a warning, not an error: exit 0
+    assert "warning:     log entry 0: \"suidroot\" is set-user-ID " \
+        "(mode 4755, uid 0)" in p.stdout, p.stdout
+    j = json.loads(root.famfs("fsck", "--json", img).stdout)
+    assert j["setid_files"] == 1 and j["exit_code"] == 0
+    assert "set-user-ID" in j["warnings"][0]
+    m.mount()
+    p = root.famfs("status", m.mnt)
+    assert "warning:   log entry 0: \"suidroot\" is set-user-ID" in p.stdout
+    assert "(not honoured: mounted nosuid)" in p.stdout, p.stdout
+    j = json.loads(root.famfs("status", "--json", m.mnt).stdout)
+    assert j["mounts"][0]["setid_files"] == 1 and j["healthy"]
+
+
 def test_exposed_image_warns(tmp_path, master, mounts):
     img = str(tmp_path / "open.img")
     fh.mkfs(master, img, 64 * fh.MiB)
