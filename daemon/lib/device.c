@@ -143,6 +143,9 @@ static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 
 	snprintf(p, sizeof(p), "%s/%s", root, META_SB);
 	sbfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (sbfd < 0 && errno == EACCES)
+		return famfs_fail(EACCES, "%s/%s is root's: run this as root",
+				  root, META_DIR);
 	if (sbfd < 0)
 		return famfs_fail(errno, "cannot open %s: %s", p, strerror(errno));
 	if (fstat(sbfd, &st) < 0 || st.st_size < (off_t)sizeof(*dev->sb)) {

@@ -120,6 +120,7 @@ struct mnt {
 	struct famfs_fsck r;
 	char problem[4][512];
 	unsigned int nproblems;
+	char unchecked[PATH_MAX + 64]; /* why the log was not read */
 };
 
 /* /proc/mounts escapes space, tab, newline and backslash as \ooo. */
@@ -223,8 +224,15 @@ static void read_status(struct mnt *m)
 static void read_fs(struct mnt *m)
 {
 	struct famfs_dev dev;
+	int rc = famfs_dev_open(m->dir, 0, &dev);
 
-	if (famfs_dev_open(m->dir, 0, &dev)) {
+	/* .meta's superblock and log are root's: not a fault of the mount. */
+	if (rc == -EACCES) {
+		snprintf(m->unchecked, sizeof(m->unchecked), "%s",
+			 famfs_errmsg());
+		return;
+	}
+	if (rc) {
 		problem(m, "%s", famfs_errmsg());
 		return;
 	}
@@ -286,6 +294,10 @@ static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
 		printf(",\"fstype\":");
 		json_string(stdout, m->type);
 		printf(",\"healthy\":%s", healthy(m) ? "true" : "false");
+		if (m->unchecked[0]) {
+			printf(",\"log_not_read\":");
+			json_string(stdout, m->unchecked);
+		}
 		printf(",\"mode\":");
 		json_string(stdout, kv(m, "mode") ? kv(m, "mode") : "unknown");
 		printf(",\"status\":{");
@@ -355,6 +367,8 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			print_fs_usage(r, 11);
 			print_fs_warnings(r, 11, setid_note(m));
 		}
+		if (m->unchecked[0])
+			printf("  log:       not read: %s\n", m->unchecked);
 		for (unsigned int k = 0; k < m->nproblems; k++)
 			printf("  problem:   %s\n", m->problem[k]);
 	}

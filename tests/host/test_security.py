@@ -117,6 +117,68 @@ def test_fsck_and_status_flag_setuid(evil):
     assert j["mounts"][0]["setid_files"] == 1 and j["healthy"]
 
 
+@pytest.fixture
+def wmnt(world, mounts):
+    """A root mount on a root 0600 image, its mount point reachable by all."""
+    root = fh.Host(world, "root")
+    img = os.path.join(world, "root.img")
+    with open(os.open(img, os.O_CREAT | os.O_WRONLY, 0o600), "wb") as f:
+        f.truncate(64 * fh.MiB)
+    fh.run([fh.MKFS, img], env=root.env)
+    m = fh.Mount(root, img, os.path.join(world, "mnt"),
+                 os.path.join(world, "fused.log"))
+    mounts.append(m)
+    p = m.mount()
+    assert "warning" not in p.stderr, p.stderr
+    return root, m
+
+
+def test_meta_is_root_only(wmnt):
+    root, m = wmnt
+    root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "f"))
+    for name, mode in ((".log", 0o600), (".superblock", 0o400)):
+        st = os.stat(os.path.join(m.mnt, ".meta", name))
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, mode)
+    user = fh.Host(os.path.dirname(m.mnt), "user")
+    for name in (".log", ".superblock"):
+        p = as_user(["cat", os.path.join(m.mnt, ".meta", name)],
+                    check=False)
+        assert p.returncode != 0 and "Permission denied" in p.stderr
+    as_user(["cat", os.path.join(m.mnt, ".meta/.status")])
+    for cmd in (["logplay", m.mnt], ["getmap", os.path.join(m.mnt, "f")]):
+        p = as_user([fh.FAMFS] + cmd, env=user.env, check=False)
+        assert p.returncode != 0
+        assert "%s/.meta is root's: run this as root" % m.mnt in p.stderr, \
+            p.stderr
+    p = as_user([fh.FAMFS, "status", m.mnt], env=user.env, check=False)
+    assert p.returncode == 0 and "healthy" in p.stdout, p.stdout + p.stderr
+
+
+def test_meta_open_refused_by_daemon(wmnt):
+    """Even without the kernel's default_permissions the daemon refuses
+    .meta/.log and .superblock to anyone but root."""
+    root, m = wmnt
+    hdr = struct.Struct("<IIQQIIIHH")
+    init = struct.pack("<IIIII44x", 7, 38, 128 << 10, 1 << 30 | 1, 0)
+    reqs = [(26, 0, 0, init)]
+    for uid in (NOBODY, 0):
+        for ino in ((1 << 40) + 1, (1 << 40) + 2):
+            reqs.append((14, ino, uid, struct.pack("<II", os.O_RDONLY, 0)))
+    raw = b""
+    for unique, (op, node, uid, body) in enumerate(reqs, start=1):
+        raw += hdr.pack(hdr.size + len(body), op, unique, node, uid, uid,
+                        1, 0, 0) + body
+    p = subprocess.run([fh.RAWREQ, "--session", m.dev], input=raw,
+                       capture_output=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    errs, buf = [], p.stdout
+    while buf:
+        ln, err, _ = struct.unpack_from("<IiQ", buf)
+        errs.append(err)
+        buf = buf[ln:]
+    assert errs[1:] == [-errno.EACCES] * 2 + [0] * 2, errs
+
+
 def test_exposed_image_warns(tmp_path, master, mounts):
     img = str(tmp_path / "open.img")
     fh.mkfs(master, img, 64 * fh.MiB)
