@@ -182,7 +182,13 @@ void famfs_mem_flush(const void *addr, size_t len);
 /* Drop cached copies of a range so we see other hosts' writes. */
 void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len);
-/* Serialise appenders on this host (flock on the device or log file). */
+/*
+ * Serialise appenders on this host: a write lock (F_OFD_SETLK) on the
+ * device or .meta/.log, which needs @dev open for writing, so readers
+ * cannot take it. Waits at most $FAMFS_LOCK_TIMEOUT seconds (default 30;
+ * after a second it says on stderr whom it waits for), then -ETIMEDOUT
+ * with a message naming the holder.
+ */
 int famfs_dev_lock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
 /*

@@ -133,6 +133,48 @@ def wmnt(world, mounts):
     return root, m
 
 
+def test_user_cannot_block_writers(wmnt):
+    root, m = wmnt
+    log = os.path.join(m.mnt, ".meta/.log")
+    hog = subprocess.Popen(["setpriv", "--reuid=%d" % NOBODY,
+                            "--regid=%d" % NOBODY, "--clear-groups",
+                            "flock", "-x", log, "sleep", "600"],
+                           stderr=subprocess.PIPE, text=True)
+    # root reading the log (famfs logplay, fsck) may flock it as well
+    reader = subprocess.Popen(["flock", "-x", log, "sleep", "600"])
+    try:
+        time.sleep(0.5)
+        t = time.monotonic()
+        root.famfs("mkdir", os.path.join(m.mnt, "d"), timeout=20)
+        root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "d/f"),
+                   timeout=20)
+        assert time.monotonic() - t < 10
+    finally:
+        for p in (hog, reader):
+            p.kill()
+            p.wait()
+
+
+def test_writer_lock_waits_with_a_bound(wmnt):
+    root, m = wmnt
+    fd = os.open(os.path.join(m.mnt, ".meta/.log"), os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+        env = dict(root.env, FAMFS_LOCK_TIMEOUT="1")
+        t = time.monotonic()
+        p = fh.run([fh.FAMFS, "mkdir", os.path.join(m.mnt, "d")], env=env,
+                   check=False, timeout=20)
+        assert p.returncode == 1, p.stderr
+        assert time.monotonic() - t < 5
+        assert "gave up after 1 s waiting for the log lock of %s, " \
+            "held by pid %d (python3)" % (m.mnt, os.getpid()) in p.stderr, \
+            p.stderr
+    finally:
+        os.close(fd)
+    root.famfs("mkdir", os.path.join(m.mnt, "d"))
+
+
 def test_meta_is_root_only(wmnt):
     root, m = wmnt
     root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "f"))
