@@ -402,7 +402,8 @@ static void lock_holder(int fd, char *out, size_t len)
 			in = fopen(path, "r");
 			while (in && !hit && fgets(line, sizeof(line), in))
 				hit = !strncmp(line, "lock:", 5) &&
-				      !strstr(line, "FLOCK") && strstr(line, key);
+				      !strstr(line, "FLOCK") &&
+				      strstr(line, key);
 			if (in)
 				fclose(in);
 		}
@@ -412,13 +413,15 @@ static void lock_holder(int fd, char *out, size_t len)
 			char comm[64] = "?";
 			FILE *c;
 
-			snprintf(path, sizeof(path), "/proc/%s/comm", p->d_name);
+			snprintf(path, sizeof(path), "/proc/%s/comm",
+				 p->d_name);
 			c = fopen(path, "r");
 			if (c && fgets(comm, sizeof(comm), c))
 				comm[strcspn(comm, "\n")] = '\0';
 			if (c)
 				fclose(c);
-			snprintf(out, len, "pid %d (%.64s)", atoi(p->d_name), comm);
+			snprintf(out, len, "pid %d (%.64s)", atoi(p->d_name),
+				 comm);
 			break;
 		}
 	}
@@ -442,7 +445,8 @@ int famfs_dev_lock(struct famfs_dev *dev)
 		if (ofd_lock(dev->fd, F_WRLCK) == 0)
 			return 0;
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
-			return famfs_fail(errno, "cannot lock the log of %s: %s",
+			return famfs_fail(errno,
+					  "cannot lock the log of %s: %s",
 					  dev->path, strerror(errno));
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		waited = (double)(now.tv_sec - start.tv_sec) +

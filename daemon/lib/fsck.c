@@ -27,7 +27,7 @@ __attribute__((format(printf, 2, 3))) static void problem(struct famfs_fsck *r,
 }
 
 __attribute__((format(printf, 2, 3))) static void warning(struct famfs_fsck *r,
-							    const char *fmt, ...)
+							  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -36,8 +36,7 @@ __attribute__((format(printf, 2, 3))) static void warning(struct famfs_fsck *r,
 		return;
 	}
 	va_start(ap, fmt);
-	vsnprintf(r->warnings[r->nwarnings++], sizeof(r->warnings[0]), fmt,
-		  ap);
+	vsnprintf(r->warnings[r->nwarnings++], sizeof(r->warnings[0]), fmt, ap);
 	va_end(ap);
 }
 
@@ -62,7 +61,8 @@ static void check_setid(struct famfs_fsck *r, const struct famfs_omf_file *f,
 	warning(r, "log entry %llu: \"%s\" is %s (mode %04o, %s)",
 		(unsigned long long)index, f->relpath,
 		u && g ? "set-user-ID and set-group-ID" :
-		u      ? "set-user-ID" : "set-group-ID",
+		u      ? "set-user-ID" :
+			 "set-group-ID",
 		f->mode & 07777, who);
 }
 

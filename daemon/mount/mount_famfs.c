@@ -236,8 +236,8 @@ static void parse_o(struct settings *s, char *list)
 		if (!strcmp(opt, "nosuid") || !strcmp(opt, "nodev"))
 			set(s, opt + 2, "no", "-o");
 		else if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
-		    !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
-		    !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
+			 !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
+			 !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
 			append(&s->passthru, opt, NULL);
 		else if (!ignorable(opt))
 			fail("unknown mount option '%s'", opt);
@@ -292,7 +292,8 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct settings s = { .fallback = xstrdup("auto"), .role = xstrdup("auto") };
+	struct settings s = { .fallback = xstrdup("auto"),
+			      .role = xstrdup("auto") };
 	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], *opts = NULL;
 	bool fake = false, verbose = false, dead = false, rw, writer;
 	bool systemd = famfs_unit_wanted();

@@ -94,6 +94,12 @@ def test_suid_only_when_asked(evil):
     opts = mount_opts(m.mnt)
     assert "nosuid" not in opts and "nodev" not in opts, opts
     m.unmount()
+    # famfs mount (upstream's way in) gives the same defaults
+    fh.run([fh.FAMFS, "mount", "-o", "logfile=" + m.logfile, img, m.mnt],
+           env=dict(root.env, FAMFS_MOUNT_HELPER=fh.MOUNT))
+    m.pid = int(m.status()["pid"])
+    assert {"nosuid", "nodev"} <= mount_opts(m.mnt)
+    m.unmount()
     # famfs-fused on its own mounts nosuid,nodev too
     fh.run([fh.FUSED, "-o", "logfile=" + m.logfile, img, m.mnt],
            env=root.env)

@@ -103,6 +103,41 @@ static void overlapping_files_are_found(void **state)
 	scratch_drop(&s);
 }
 
+/* Valid, so not problems: warnings that leave the status clean. */
+static void setid_files_are_warned_about(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct famfs_writer w;
+
+	(void)state;
+	scratch_mkfs(&s, 256 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(famfs_writer_creat(&w, "u", 1, 04755, 0, 7, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "g", 1, 02711, 3, 5, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "ug", 1, 06755, 0, 0, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "plain", 1, 0755, 0, 0, NULL,
+					    NULL), 0);
+	famfs_writer_end(&w);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.setid_files, 3);
+	assert_int_equal(r.nwarnings, 3);
+	assert_string_equal(r.warnings[0],
+			    "log entry 0: \"u\" is set-user-ID (mode 4755, uid 0)");
+	assert_string_equal(r.warnings[1],
+			    "log entry 1: \"g\" is set-group-ID (mode 2711, gid 5)");
+	assert_string_equal(r.warnings[2],
+			    "log entry 2: \"ug\" is set-user-ID and set-group-ID (mode 6755, uid 0, gid 0)");
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 static void bad_superblock_and_header(void **state)
 {
 	struct scratch s;
@@ -136,6 +171,7 @@ int main(void)
 		cmocka_unit_test(counts_a_clean_fs),
 		cmocka_unit_test(flipped_entry_is_named),
 		cmocka_unit_test(overlapping_files_are_found),
+		cmocka_unit_test(setid_files_are_warned_about),
 		cmocka_unit_test(bad_superblock_and_header),
 	};
 
