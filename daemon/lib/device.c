@@ -352,19 +352,23 @@ static int ofd_lock(int fd, short type)
 	return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-static unsigned int lock_timeout(void)
+/* $FAMFS_LOCK_TIMEOUT, seconds; a value that is not one is refused. */
+static int lock_timeout(unsigned int *secs)
 {
 	const char *env = getenv("FAMFS_LOCK_TIMEOUT");
 	char *end;
 	unsigned long v;
 
+	*secs = LOCK_TIMEOUT_DEFAULT;
 	if (!env || !*env)
-		return LOCK_TIMEOUT_DEFAULT;
+		return 0;
 	errno = 0;
 	v = strtoul(env, &end, 10);
-	if (errno || *end || v > 86400 || *env == '-')
-		return LOCK_TIMEOUT_DEFAULT;
-	return (unsigned int)v;
+	if (errno || *end || v > 86400 || *env < '0' || *env > '9')
+		return famfs_fail(EINVAL, "FAMFS_LOCK_TIMEOUT=%s: give whole seconds, 0 to 86400",
+				  env);
+	*secs = (unsigned int)v;
+	return 0;
 }
 
 /*
@@ -430,7 +434,7 @@ static void lock_holder(int fd, char *out, size_t len)
 
 int famfs_dev_lock(struct famfs_dev *dev)
 {
-	unsigned int limit = lock_timeout();
+	unsigned int limit;
 	struct timespec start, now;
 	long delay_ms = 5;
 	bool told = false;
@@ -440,6 +444,8 @@ int famfs_dev_lock(struct famfs_dev *dev)
 	if (!dev->writable)
 		return famfs_fail(EBADF, "the log of %s is open read-only: only a writer takes its lock",
 				  dev->path);
+	if (lock_timeout(&limit))
+		return -EINVAL;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		if (ofd_lock(dev->fd, F_WRLCK) == 0)

@@ -176,6 +176,11 @@ def test_writer_lock_waits_with_a_bound(wmnt):
         assert "gave up after 1 s waiting for the log lock of %s, " \
             "held by pid %d (python3)" % (m.mnt, os.getpid()) in p.stderr, \
             p.stderr
+        p = fh.run([fh.FAMFS, "mkdir", os.path.join(m.mnt, "d")],
+                   env=dict(root.env, FAMFS_LOCK_TIMEOUT="1s"), check=False)
+        assert p.returncode == 1
+        assert "FAMFS_LOCK_TIMEOUT=1s: give whole seconds, 0 to 86400" \
+            in p.stderr, p.stderr
     finally:
         os.close(fd)
     root.famfs("mkdir", os.path.join(m.mnt, "d"))
