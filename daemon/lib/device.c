@@ -109,8 +109,7 @@ static void *map(int fd, size_t len, bool rw, off_t off)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* The root of the famfs mounted at or above @path, or -ENOENT. */
-static int find_meta_root(const char *path, char *root, size_t len)
+int famfs_mount_root(const char *path, char *root, size_t len)
 {
 	char buf[PATH_MAX], probe[PATH_MAX + 32];
 
@@ -136,7 +135,7 @@ static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 	struct stat st;
 	int sbfd, rc;
 
-	rc = find_meta_root(path, root, sizeof(root));
+	rc = famfs_mount_root(path, root, sizeof(root));
 	if (rc)
 		return rc;
 	snprintf(dev->path, sizeof(dev->path), "%s", root);

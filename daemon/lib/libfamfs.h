@@ -171,6 +171,12 @@ int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev);
 int famfs_dev_open_fs(const char *path, unsigned int flags,
 		      struct famfs_dev *dev);
 void famfs_dev_close(struct famfs_dev *dev);
+/*
+ * The root of the famfs mounted at or above the directory @path (found by
+ * its .meta/.superblock, which anyone may look up but only root opens),
+ * or -ENOENT.
+ */
+int famfs_mount_root(const char *path, char *root, size_t len);
 /* Write back a range of device memory so other hosts see it. */
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len);
 /*

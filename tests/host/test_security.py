@@ -191,7 +191,8 @@ def test_writer_lock_waits_with_a_bound(wmnt):
 
 def test_meta_is_root_only(wmnt):
     root, m = wmnt
-    root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "f"))
+    root.famfs("creat", "-s", "2m", "-r", "-S", "7", "-m", "0644",
+               os.path.join(m.mnt, "f"))
     for name, mode in ((".log", 0o600), (".superblock", 0o400)):
         st = os.stat(os.path.join(m.mnt, ".meta", name))
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, mode)
@@ -206,6 +207,10 @@ def test_meta_is_root_only(wmnt):
         assert p.returncode != 0
         assert "%s/.meta is root's: run this as root" % m.mnt in p.stderr, \
             p.stderr
+    # what needs only the files, not .meta, works for a user
+    f = os.path.join(m.mnt, "f")
+    as_user([fh.FAMFS, "verify", "-S", "7", "-f", f], env=user.env)
+    as_user([fh.FAMFS, "flush", f], env=user.env)
     p = as_user([fh.FAMFS, "status", m.mnt], env=user.env, check=False)
     assert p.returncode == 0 and "healthy" in p.stdout, p.stdout + p.stderr
 
