@@ -145,9 +145,11 @@ def test_user_cannot_block_writers(wmnt):
     hog = subprocess.Popen(["setpriv", "--reuid=%d" % NOBODY,
                             "--regid=%d" % NOBODY, "--clear-groups",
                             "flock", "-x", log, "sleep", "600"],
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     # root reading the log (famfs logplay, fsck) may flock it as well
-    reader = subprocess.Popen(["flock", "-x", log, "sleep", "600"])
+    reader = subprocess.Popen(["flock", "-x", log, "sleep", "600"],
+                              start_new_session=True)
     try:
         time.sleep(0.5)
         t = time.monotonic()
@@ -155,9 +157,15 @@ def test_user_cannot_block_writers(wmnt):
         root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "d/f"),
                    timeout=20)
         assert time.monotonic() - t < 10
+        # the user could not even open the log to lock it
+        assert hog.wait(timeout=5) != 0
+        assert "Permission denied" in hog.stderr.read()
     finally:
-        for p in (hog, reader):
-            p.kill()
+        for p in (hog, reader):  # flock and its sleep
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             p.wait()
 
 
