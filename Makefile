@@ -9,6 +9,7 @@
 #   make bench      benchmarks, one run: table, build-bench/bench.json, plot
 #   make fuzz       each libFuzzer harness for 10 minutes
 #   make deb, rpm   packages from the committed tree, into build-pkg/
+#   make install    install the build (prefix /usr/local; DESTDIR honoured)
 #   make clean      remove the build directories
 
 BUILD      ?= build
@@ -17,7 +18,9 @@ FUZZBUILD  ?= build-fuzz
 CHECK_TIERS ?= unit fuzz host cli units vm e2e
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps deps-kernel build demo check test-builds vm-test e2e bench fuzz deb rpm clean
+PREFIX     ?= /usr/local
+
+.PHONY: all deps deps-kernel build install demo check test-builds vm-test e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -29,7 +32,7 @@ deps-kernel:
 
 # meson setup only once per directory; ninja rebuilds what changed.
 $(BUILD)/build.ninja:
-	meson setup $(BUILD)
+	meson setup --prefix=$(PREFIX) $(BUILD)
 
 $(TESTBUILD)/build.ninja:
 	meson setup $(TESTBUILD) -Db_sanitize=address,undefined -Db_lundef=false
@@ -45,6 +48,14 @@ build: deps $(BUILD)/build.ninja
 test-builds: build $(TESTBUILD)/build.ninja $(FUZZBUILD)/build.ninja
 	ninja -C $(TESTBUILD)
 	ninja -C $(FUZZBUILD)
+
+# Tools, daemon and mount helpers (mount.famfs in /sbin for a prefix other
+# than /usr: mount(8) looks only there), units, udev rule, man pages, and
+# /etc/famfs/famfs.conf unless one exists.
+install: build
+	meson configure -Dprefix=$(PREFIX) $(BUILD)
+	ninja -C $(BUILD)
+	meson install -C $(BUILD) --no-rebuild
 
 demo: build
 	scripts/demo.sh $(BUILD)

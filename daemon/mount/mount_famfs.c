@@ -277,11 +277,43 @@ static void warn(const char *msg, void *arg)
 	fprintf(stderr, "%s: warning: %s\n", prog, msg);
 }
 
+/*
+ * Run from a meson build directory, the helper starts the daemon built
+ * beside it: an installed one may be missing or of another version.
+ */
+static const char *build_tree_daemon(void)
+{
+	static char path[PATH_MAX];
+	char dir[PATH_MAX], probe[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	/* BUILD/daemon/mount/mount.famfs: BUILD has meson-private/. */
+	snprintf(probe, sizeof(probe), "%s/../../meson-private", dir);
+	if (access(probe, F_OK))
+		return NULL;
+	snprintf(probe, sizeof(probe), "%s/../fused/famfs-fused", dir);
+	if (!realpath(probe, path) || access(path, X_OK))
+		return NULL;
+	return path;
+}
+
 static const char *daemon_path(void)
 {
 	const char *env = getenv("FAMFS_FUSED");
+	const char *built;
 
-	return env && *env ? env : FAMFS_FUSED_PATH;
+	if (env && *env)
+		return env;
+	built = build_tree_daemon();
+	return built ? built : FAMFS_FUSED_PATH;
 }
 
 int main(int argc, char **argv)

@@ -29,19 +29,26 @@ check() { # NAME CMD...
 }
 
 [ -x "$B/daemon/tools/famfs" ] || { echo "not ok - units tier: no build in $B (make)"; exit 1; }
+prefix=$(meson introspect "$B" --buildoptions | /usr/bin/python3 -c \
+	'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
 
 # ---- systemd-analyze verify ---------------------------------------------
 verify_units() {
 	R=$W/root
-	# The programs where the packages put them (prefix /usr), the units
-	# they depend on (sysinit.target, modprobe@.service...) from this host.
-	mkdir -p "$R/usr/lib/systemd/system" "$R/usr/bin" "$R/usr/sbin"
+	# The units as this build configured them, the programs where they
+	# name them (the build's prefix), the units they depend on
+	# (sysinit.target, modprobe@.service...) from this host.
+	mkdir -p "$R/usr/lib/systemd/system" "$R$prefix/bin" "$R$prefix/sbin"
 	for d in /lib/systemd/system /usr/lib/systemd/system; do
 		[ -d "$d" ] && cp -an "$d/." "$R/usr/lib/systemd/system/"
 	done
-	cp units/famfs.service units/famfs@.service "$R/usr/lib/systemd/system/"
-	cp "$B/daemon/tools/famfs" "$R/usr/bin/"
-	cp "$B/daemon/fused/famfs-fused" "$R/usr/sbin/"
+	cp "$B/units/famfs.service" "$B/units/famfs@.service" "$R/usr/lib/systemd/system/"
+	grep -qx "ExecStart=$prefix/bin/famfs status --watch" "$R/usr/lib/systemd/system/famfs.service" ||
+		{ echo "famfs.service does not run $prefix/bin/famfs"; return 1; }
+	grep -q "^ExecStart=$prefix/sbin/famfs-fused " "$R/usr/lib/systemd/system/famfs@.service" ||
+		{ echo "famfs@.service does not run $prefix/sbin/famfs-fused"; return 1; }
+	cp "$B/daemon/tools/famfs" "$R$prefix/bin/"
+	cp "$B/daemon/fused/famfs-fused" "$R$prefix/sbin/"
 	# Silent means clean: unknown keys are only warned about.
 	systemd-analyze --root="$R" --man=no verify famfs.service \
 		famfs@mnt-famfs.service >"$W/verify" 2>&1
@@ -54,8 +61,7 @@ check "systemd-analyze verify: famfs.service and famfs@.service are clean" verif
 installed_files() {
 	D=$W/dest
 	DESTDIR=$D meson install -C "$B" --no-rebuild --quiet >/dev/null || return 1
-	p=$(meson introspect "$B" --buildoptions | /usr/bin/python3 -c \
-		'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
+	p=$prefix
 	for f in systemd/system/famfs.service systemd/system/famfs@.service \
 		udev/rules.d/60-famfs.rules modules-load.d/famfs-fuse.conf; do
 		ls "$D$p/lib/$f" || return 1
@@ -64,6 +70,27 @@ installed_files() {
 		grep -qx famfs_fuse "$D$p/lib/modules-load.d/famfs-fuse.conf"
 }
 check "meson install puts units, udev rule and modules-load file under PREFIX/lib" installed_files
+
+# make install: mount(8) finds the helpers (it looks in /sbin only), the
+# default famfs.conf lands where mount.famfs reads it, and an
+# administrator's edited famfs.conf survives a second install.
+make_install() {
+	D=$W/mi
+	make -s install BUILD="$B" DESTDIR="$D" >"$W/mi.log" 2>&1 || { cat "$W/mi.log"; return 1; }
+	h=/sbin
+	[ "$prefix" = /usr ] && h=/usr/sbin
+	[ -x "$D$h/mount.famfs" ] || { echo "no $h/mount.famfs"; return 1; }
+	[ "$(readlink "$D$h/mount.fuse.famfs")" = mount.famfs ] || { echo "no $h/mount.fuse.famfs"; return 1; }
+	[ -x "$D$prefix/sbin/famfs-fused" ] && [ -x "$D$prefix/bin/famfs" ] &&
+		[ -x "$D$prefix/sbin/mkfs.famfs" ] || { echo "programs missing under $prefix"; return 1; }
+	[ -f "$D$prefix/share/man/man8/famfs.8" ] || { echo "no famfs(8)"; return 1; }
+	cmp etc/famfs.conf "$D/etc/famfs/famfs.conf" || return 1
+	echo "role = client" >>"$D/etc/famfs/famfs.conf"
+	make -s install BUILD="$B" DESTDIR="$D" >"$W/mi.log" 2>&1 || { cat "$W/mi.log"; return 1; }
+	tail -n 1 "$D/etc/famfs/famfs.conf" | grep -qx "role = client" ||
+		{ echo "make install overwrote an edited famfs.conf"; return 1; }
+}
+check "make install: helpers where mount(8) looks, famfs.conf installed once and kept" make_install
 
 # ---- famfs status --watch under a notify socket ---------------------------
 watch_notify() {
