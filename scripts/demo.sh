@@ -13,8 +13,8 @@ export FAMFS_SYSTEM_UUID_FILE="$work/system_uuid"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "a 1 GiB sparse file stands in for a devdax device"
-truncate -s 1G "$work/famfs.img"
+step "a 1 GiB sparse file stands in for a devdax device (0600: readers of an image read every file)"
+(umask 077 && truncate -s 1G "$work/famfs.img")
 ls -ls "$work/famfs.img"
 
 step "mkfs.famfs $work/famfs.img"
@@ -30,7 +30,7 @@ step "famfs fsck --json, for scripts"
 "$bin/tools/famfs" fsck --json "$work/famfs.img"
 
 step "flip bytes of the log header in a copy: fsck names the damage"
-cp --sparse=always "$work/famfs.img" "$work/bad.img"
+cp --sparse=always -p "$work/famfs.img" "$work/bad.img"
 printf '\377\377' | dd of="$work/bad.img" bs=1 seek=$((2 * 1024 * 1024 + 3)) \
 	conv=notrunc status=none
 "$bin/tools/famfs" fsck "$work/bad.img" || echo "(exit status $?)"

@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -38,6 +37,12 @@ enum fallback { FALLBACK_AUTO, FALLBACK_YES, FALLBACK_NO };
 
 struct opts {
 	bool foreground, ro, debug;
+	/*
+	 * A log is written by whoever can write the device (another host, an
+	 * image file's owner): its set-user-ID bits and device nodes are not
+	 * honoured unless asked for with "suid" or "dev" (MS_NOSUID, MS_NODEV).
+	 */
+	bool suid, dev;
 	enum fallback fallback;
 	const char *role; /* auto, master, client */
 	const char *logfile;
@@ -86,7 +91,9 @@ static void usage(FILE *f)
 		"  poll_ms=N       look for entries other hosts logged every N ms (1000)\n"
 		"  logfile=PATH    log there instead of syslog once detached\n"
 		"  readahead_kb=N  kernel readahead for the mount (1024; 0: leave it)\n"
-		"  nosuid nodev noexec noatime rw defaults  as for mount(8)\n");
+		"  noexec noatime rw defaults  as for mount(8)\n"
+		"  suid dev        honour set-user-ID files and device nodes from the\n"
+		"                  log (default: nosuid,nodev; the log is untrusted)\n");
 }
 
 /* Report how starting went to whoever waits: parent, mount.famfs, systemd. */
@@ -185,13 +192,12 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 		else if (!strcmp(opt, "rw") || !strcmp(opt, "defaults") ||
 			 !strcmp(opt, "allow_other") ||
 			 !strcmp(opt, "default_permissions") ||
-			 !strcmp(opt, "suid") || !strcmp(opt, "dev") ||
 			 !strcmp(opt, "exec") || !strcmp(opt, "atime"))
 			continue; /* what we do anyway */
-		else if (!strcmp(opt, "nosuid"))
-			o->mflags |= MS_NOSUID;
-		else if (!strcmp(opt, "nodev"))
-			o->mflags |= MS_NODEV;
+		else if (!strcmp(opt, "suid") || !strcmp(opt, "nosuid"))
+			o->suid = opt[0] == 's';
+		else if (!strcmp(opt, "dev") || !strcmp(opt, "nodev"))
+			o->dev = opt[0] == 'd';
 		else if (!strcmp(opt, "noexec"))
 			o->mflags |= MS_NOEXEC;
 		else if (!strcmp(opt, "noatime"))
@@ -329,7 +335,9 @@ static void do_mount(struct fused *fs, const struct opts *o)
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other",
 		 fs->fuse_fd);
 	if (mount(fs->devpath, fs->mountpoint, type,
-		  o->mflags | (fs->readonly ? MS_RDONLY : 0), data) < 0)
+		  o->mflags | (fs->readonly ? MS_RDONLY : 0) |
+			  (o->suid ? 0 : MS_NOSUID) | (o->dev ? 0 : MS_NODEV),
+		  data) < 0)
 		die("cannot mount %s on %s (type %s): %s", fs->devpath,
 		    fs->mountpoint, type, strerror(errno));
 }
@@ -340,15 +348,12 @@ static void check_not_mounted(struct fused *fs)
 	char where[PATH_MAX];
 	bool rw;
 
-	struct statfs sfs;
-
 	/*
 	 * A famfs whose daemon died (a crash, or a restart by systemd) stays
 	 * mounted and answers ENOTCONN: replace it. Processes that still
 	 * have its files open or mapped keep them.
 	 */
-	if (famfs_mount_at(fs->mountpoint) && statfs(fs->mountpoint, &sfs) < 0 &&
-	    errno == ENOTCONN) {
+	if (famfs_mount_dead(fs->mountpoint)) {
 		fused_log(L_NOTICE, "%s: replacing a famfs mount whose daemon is gone",
 			  fs->mountpoint);
 		if (umount2(fs->mountpoint, MNT_DETACH) < 0)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The .meta directory: the superblock and the log as files, so the famfs
- * CLI can work through a mount exactly as on a raw device, and .status,
- * a key=value report for "famfs status" (key names are a contract with
- * the CLI: add keys, never rename them; device_health is health.c's).
+ * CLI can work through a mount exactly as on a raw device (root only:
+ * they show every file's name, owner and memory), and .status, a
+ * key=value report for "famfs status", readable by all (key names are a
+ * contract with the CLI: add keys, never rename them; device_health is
+ * health.c's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,11 +73,14 @@ int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st)
 	case FUSED_META_SB_INO:
 	case FUSED_META_LOG_INO:
 		fused_meta_fmap(fs, ino, &fm, &size);
-		/* Only the master's log is writable; the superblock never is. */
+		/*
+		 * Root's alone (ops.c refuses others' opens as well). Only the
+		 * master's log is writable; the superblock never is.
+		 */
 		st->st_mode = S_IFREG |
 			      (ino == FUSED_META_LOG_INO && !fs->readonly ?
-				       0644 :
-				       0444);
+				       0600 :
+				       0400);
 		st->st_nlink = 1;
 		st->st_size = (off_t)size;
 		st->st_blocks = (blkcnt_t)(size / 512);

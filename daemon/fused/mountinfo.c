@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Reading /proc/self/mountinfo for famfs mounts (fuse.famfs, famfs_fuse). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 
 #include "mountinfo.h"
 
@@ -70,6 +72,14 @@ static bool at_fn(const char *mnt, const char *src, bool rw, void *arg)
 bool famfs_mount_at(const char *path)
 {
 	return each_famfs(at_fn, (void *)path);
+}
+
+bool famfs_mount_dead(const char *path)
+{
+	struct statfs sfs;
+
+	return famfs_mount_at(path) && statfs(path, &sfs) < 0 &&
+	       errno == ENOTCONN;
 }
 
 struct of_arg {

@@ -9,6 +9,11 @@
 /* Is @path (a canonical path) the mount point of a famfs? */
 bool famfs_mount_at(const char *path);
 /*
+ * Is @path the mount point of a famfs whose daemon is gone (the kernel
+ * answers ENOTCONN there)? A new daemon may take such a mount's place.
+ */
+bool famfs_mount_dead(const char *path);
+/*
  * Is the device @dev (a canonical path) mounted as a famfs? Says where the
  * first such mount is and whether it is read-write.
  */

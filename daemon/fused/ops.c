@@ -259,6 +259,17 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 			fuse_reply_err(req, EISDIR);
 			return;
 		}
+		/*
+		 * The superblock and the log are root's: they hold every
+		 * name, owner and device offset, also of files in directories
+		 * others cannot search, and their lock orders the writers.
+		 * Checked here too, so that the rule holds on a mount without
+		 * default_permissions.
+		 */
+		if (ino != FUSED_META_STATUS_INO && fuse_req_ctx(req)->uid) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
 		if (wr && (ino != FUSED_META_LOG_INO || fs->readonly)) {
 			fuse_reply_err(req, EROFS);
 			return;

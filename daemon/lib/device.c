@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <dirent.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -70,6 +71,36 @@ int famfs_device_size(int fd, const char *path, uint64_t *size)
 			  path);
 }
 
+void famfs_dev_exposure(const char *path,
+			void (*warn)(const char *msg, void *arg), void *arg)
+{
+	mode_t perm;
+	struct stat st;
+	char msg[PATH_MAX * 2 + 200];
+
+	if (stat(path, &st) < 0)
+		return;
+	perm = st.st_mode & 07777;
+	if (st.st_uid != 0) {
+		snprintf(msg, sizeof(msg),
+			 "%s is owned by uid %u: that user can rewrite its log, and with it every file, owner and mode the mount serves",
+			 path, (unsigned int)st.st_uid);
+		warn(msg, arg);
+	}
+	if (perm & 022) {
+		snprintf(msg, sizeof(msg),
+			 "%s can be written by users other than root (mode %04o): any of them can rewrite its log",
+			 path, (unsigned int)perm);
+		warn(msg, arg);
+	}
+	if (perm & 044) {
+		snprintf(msg, sizeof(msg),
+			 "%s can be read by users other than root (mode %04o): they can read every file in it, whatever the file's mode; chmod 600 %s",
+			 path, (unsigned int)perm, path);
+		warn(msg, arg);
+	}
+}
+
 static void *map(int fd, size_t len, bool rw, off_t off)
 {
 	void *p = mmap(NULL, len, PROT_READ | (rw ? PROT_WRITE : 0),
@@ -78,8 +109,7 @@ static void *map(int fd, size_t len, bool rw, off_t off)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* The root of the famfs mounted at or above @path, or -ENOENT. */
-static int find_meta_root(const char *path, char *root, size_t len)
+int famfs_mount_root(const char *path, char *root, size_t len)
 {
 	char buf[PATH_MAX], probe[PATH_MAX + 32];
 
@@ -105,7 +135,7 @@ static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 	struct stat st;
 	int sbfd, rc;
 
-	rc = find_meta_root(path, root, sizeof(root));
+	rc = famfs_mount_root(path, root, sizeof(root));
 	if (rc)
 		return rc;
 	snprintf(dev->path, sizeof(dev->path), "%s", root);
@@ -113,6 +143,9 @@ static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 
 	snprintf(p, sizeof(p), "%s/%s", root, META_SB);
 	sbfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (sbfd < 0 && errno == EACCES)
+		return famfs_fail(EACCES, "%s/%s is root's: run this as root",
+				  root, META_DIR);
 	if (sbfd < 0)
 		return famfs_fail(errno, "cannot open %s: %s", p, strerror(errno));
 	if (fstat(sbfd, &st) < 0 || st.st_size < (off_t)sizeof(*dev->sb)) {
@@ -231,8 +264,12 @@ int famfs_dev_open_fs(const char *path, unsigned int flags,
 	}
 	famfs_dev_invalidate(dev, dev->log, sizeof(*dev->log));
 	rc = famfs_log_check_header(dev->log, dev->log_len);
-	if (rc)
+	if (rc) {
+		/* The superblock is a famfs's: never send anyone to mkfs. */
+		rc = famfs_fail(EUCLEAN, "the famfs log is damaged (%s); the superblock is valid: run famfs fsck %s",
+				famfs_errmsg(), path);
 		famfs_dev_close(dev);
+	}
 	return rc;
 }
 
@@ -298,15 +335,146 @@ void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 		clflush_range(addr, len);
 }
 
+/*
+ * The writers' lock: an open-file-description write lock on the whole
+ * device or .meta/.log. A write lock needs a descriptor open for writing,
+ * and .meta/.log opens only for root, so a reader cannot take it; and
+ * flock(), which anyone who can read the file could hold (flock(1)), no
+ * longer meets it. Waiting is bounded: FAMFS_LOCK_TIMEOUT seconds.
+ */
+#define LOCK_TIMEOUT_DEFAULT 30
+
+static int ofd_lock(int fd, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET };
+
+	return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+/* $FAMFS_LOCK_TIMEOUT, seconds; a value that is not one is refused. */
+static int lock_timeout(unsigned int *secs)
+{
+	const char *env = getenv("FAMFS_LOCK_TIMEOUT");
+	char *end;
+	unsigned long v;
+
+	*secs = LOCK_TIMEOUT_DEFAULT;
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || v > 86400 || *env < '0' || *env > '9')
+		return famfs_fail(EINVAL, "FAMFS_LOCK_TIMEOUT=%s: give whole seconds, 0 to 86400",
+				  env);
+	*secs = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * Who holds a lock on the file behind @fd: "pid N (comm)". OFD locks show
+ * pid -1 in /proc/locks, so look for the lock in every process's fdinfo
+ * (root sees all; others their own processes).
+ */
+static void lock_holder(int fd, char *out, size_t len)
+{
+	char key[64], path[600], line[256];
+	struct dirent *p, *f;
+	struct stat st;
+	DIR *proc, *fds;
+
+	snprintf(out, len, "a process this user cannot see");
+	if (fstat(fd, &st) < 0 || !(proc = opendir("/proc")))
+		return;
+	snprintf(key, sizeof(key), " %02x:%02x:%llu ", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino);
+	while ((p = readdir(proc))) {
+		bool hit = false;
+
+		if (p->d_name[0] < '1' || p->d_name[0] > '9' ||
+		    atoi(p->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo", p->d_name);
+		fds = opendir(path);
+		while (fds && !hit && (f = readdir(fds))) {
+			FILE *in;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s",
+				 p->d_name, f->d_name);
+			in = fopen(path, "r");
+			while (in && !hit && fgets(line, sizeof(line), in))
+				hit = !strncmp(line, "lock:", 5) &&
+				      !strstr(line, "FLOCK") &&
+				      strstr(line, key);
+			if (in)
+				fclose(in);
+		}
+		if (fds)
+			closedir(fds);
+		if (hit) {
+			char comm[64] = "?";
+			FILE *c;
+
+			snprintf(path, sizeof(path), "/proc/%s/comm",
+				 p->d_name);
+			c = fopen(path, "r");
+			if (c && fgets(comm, sizeof(comm), c))
+				comm[strcspn(comm, "\n")] = '\0';
+			if (c)
+				fclose(c);
+			snprintf(out, len, "pid %d (%.64s)", atoi(p->d_name),
+				 comm);
+			break;
+		}
+	}
+	closedir(proc);
+}
+
 int famfs_dev_lock(struct famfs_dev *dev)
 {
-	if (flock(dev->fd, LOCK_EX) < 0)
-		return famfs_fail(errno, "cannot lock the log of %s: %s",
-				  dev->path, strerror(errno));
-	return 0;
+	unsigned int limit;
+	struct timespec start, now;
+	long delay_ms = 5;
+	bool told = false;
+	char who[128];
+	double waited;
+
+	if (!dev->writable)
+		return famfs_fail(EBADF, "the log of %s is open read-only: only a writer takes its lock",
+				  dev->path);
+	if (lock_timeout(&limit))
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (ofd_lock(dev->fd, F_WRLCK) == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return famfs_fail(errno,
+					  "cannot lock the log of %s: %s",
+					  dev->path, strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (double)(now.tv_sec - start.tv_sec) +
+			 (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+		if (waited >= limit) {
+			lock_holder(dev->fd, who, sizeof(who));
+			return famfs_fail(ETIMEDOUT, "gave up after %u s waiting for the log lock of %s, held by %s (FAMFS_LOCK_TIMEOUT sets the wait)",
+					  limit, dev->path, who);
+		}
+		if (!told && waited >= 1.0) {
+			/* Never wait silently: say for whom. */
+			lock_holder(dev->fd, who, sizeof(who));
+			fprintf(stderr, "famfs: waiting up to %u s for the log lock of %s, held by %s\n",
+				limit, dev->path, who);
+			told = true;
+		}
+		usleep((useconds_t)delay_ms * 1000);
+		if (delay_ms < 100)
+			delay_ms *= 2;
+	}
 }
 
 void famfs_dev_unlock(struct famfs_dev *dev)
 {
-	flock(dev->fd, LOCK_UN);
+	ofd_lock(dev->fd, F_UNLCK);
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "namespace.h"
@@ -23,6 +24,46 @@ __attribute__((format(printf, 2, 3))) static void problem(struct famfs_fsck *r,
 	va_start(ap, fmt);
 	vsnprintf(r->problems[r->nproblems++], sizeof(r->problems[0]), fmt, ap);
 	va_end(ap);
+}
+
+__attribute__((format(printf, 2, 3))) static void warning(struct famfs_fsck *r,
+							  const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nwarnings == FAMFS_FSCK_MAX_WARNINGS) {
+		r->warnings_dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->warnings[r->nwarnings++], sizeof(r->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A log is written by whoever can write the device, so a set-user-ID
+ * file in it is worth naming even though mounts are nosuid by default.
+ */
+static void check_setid(struct famfs_fsck *r, const struct famfs_omf_file *f,
+			uint64_t index)
+{
+	bool u = f->mode & S_ISUID, g = f->mode & S_ISGID;
+	char who[48];
+
+	if (!u && !g)
+		return;
+	r->setid_files++;
+	if (u && g)
+		snprintf(who, sizeof(who), "uid %u, gid %u", f->uid, f->gid);
+	else
+		snprintf(who, sizeof(who), "%s %u", u ? "uid" : "gid",
+			 u ? f->uid : f->gid);
+	warning(r, "log entry %llu: \"%s\" is %s (mode %04o, %s)",
+		(unsigned long long)index, f->relpath,
+		u && g ? "set-user-ID and set-group-ID" :
+		u      ? "set-user-ID" :
+			 "set-group-ID",
+		f->mode & 07777, who);
 }
 
 struct scan {
@@ -47,6 +88,7 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 	case FAMFS_ENTRY_FILE:
 		r->files++;
 		r->bytes_in_files += e->file.size;
+		check_setid(r, &e->file, index);
 		if (famfs_alloc_mark_fmap(&s->alloc, &e->file.fmap))
 			problem(r, "log entry %llu (file \"%s\"): its memory overlaps memory already used by another file or by the log",
 				(unsigned long long)index, e->file.relpath);

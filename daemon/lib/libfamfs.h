@@ -171,6 +171,12 @@ int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev);
 int famfs_dev_open_fs(const char *path, unsigned int flags,
 		      struct famfs_dev *dev);
 void famfs_dev_close(struct famfs_dev *dev);
+/*
+ * The root of the famfs mounted at or above the directory @path (found by
+ * its .meta/.superblock, which anyone may look up but only root opens),
+ * or -ENOENT.
+ */
+int famfs_mount_root(const char *path, char *root, size_t len);
 /* Write back a range of device memory so other hosts see it. */
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len);
 /*
@@ -182,9 +188,23 @@ void famfs_mem_flush(const void *addr, size_t len);
 /* Drop cached copies of a range so we see other hosts' writes. */
 void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len);
-/* Serialise appenders on this host (flock on the device or log file). */
+/*
+ * Serialise appenders on this host: a write lock (F_OFD_SETLK) on the
+ * device or .meta/.log, which needs @dev open for writing, so readers
+ * cannot take it. Waits at most $FAMFS_LOCK_TIMEOUT seconds (default 30;
+ * after a second it says on stderr whom it waits for), then -ETIMEDOUT
+ * with a message naming the holder.
+ */
 int famfs_dev_lock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
+/*
+ * Who besides root can reach the device or image file @path: @warn gets
+ * one line for each finding (owned by another user, writable or readable
+ * by others), each saying what that user can do with it. A mount serves
+ * the log's owners and modes, so such a device undoes them.
+ */
+void famfs_dev_exposure(const char *path,
+			void (*warn)(const char *msg, void *arg), void *arg);
 /* Size in bytes of a devdax device, a regular file or a block device. */
 int famfs_device_size(int fd, const char *path, uint64_t *size);
 /*
@@ -258,6 +278,7 @@ int famfs_kill_super(const char *path);
 /* ---- fsck ---------------------------------------------------------------- */
 
 #define FAMFS_FSCK_MAX_PROBLEMS 64
+#define FAMFS_FSCK_MAX_WARNINGS 16
 
 struct famfs_fsck {
 	/* what was found */
@@ -273,6 +294,15 @@ struct famfs_fsck {
 	unsigned int nproblems;
 	unsigned int problems_dropped;
 	char problems[FAMFS_FSCK_MAX_PROBLEMS][256];
+	/*
+	 * What is valid but worth a look, in the order found: set-user-ID and
+	 * set-group-ID files (a mount honours them only with "suid"). They
+	 * do not change the status.
+	 */
+	uint64_t setid_files;
+	unsigned int nwarnings;
+	unsigned int warnings_dropped;
+	char warnings[FAMFS_FSCK_MAX_WARNINGS][320];
 };
 
 /* exit codes of famfs fsck, also returned by famfs_fsck_status() */

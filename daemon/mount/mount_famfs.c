@@ -28,15 +28,24 @@
 #define CONF_DEFAULT "/etc/famfs/famfs.conf"
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
 
+/*
+ * Strings are allocated to fit: an option is never cut short, so a long
+ * option list cannot lose its tail (a "ro" at the end of it, say).
+ */
 struct settings {
-	char fallback[16]; /* auto yes no */
-	char role[16];	   /* auto master client */
-	char poll_ms[16];
-	char readahead_kb[16];
-	char logfile[1024];
-	char fuse_dev[1024];
+	char *fallback; /* auto yes no */
+	char *role;	/* auto master client */
+	char *poll_ms;
+	char *readahead_kb;
+	char *logfile;
+	char *fuse_dev;
 	bool debug;
-	char passthru[1024]; /* mount(8) options the daemon applies */
+	/*
+	 * Honour set-user-ID bits and device nodes from the log: off unless
+	 * asked (-o suid / dev, or "suid = yes" / "dev = yes" in famfs.conf).
+	 */
+	bool suid, dev;
+	char *passthru; /* mount(8) options the daemon applies */
 };
 
 static const char *prog = "mount.famfs";
@@ -54,11 +63,33 @@ static int fail(const char *fmt, ...)
 	exit(32); /* mount(8)'s "mount failure" */
 }
 
-static void append(char *list, size_t len, const char *opt)
+static char *xstrdup(const char *s)
 {
-	size_t n = strlen(list);
+	char *d = strdup(s);
 
-	snprintf(list + n, len - n, "%s%s", n ? "," : "", opt);
+	if (!d)
+		fail("out of memory");
+	return d;
+}
+
+static void replace(char **field, const char *val)
+{
+	free(*field);
+	*field = xstrdup(val);
+}
+
+/* Add "key" or "key=val" to the comma-separated list *@list. */
+static void append(char **list, const char *key, const char *val)
+{
+	size_t n = *list ? strlen(*list) : 0;
+	size_t add = 1 + strlen(key) + (val ? 1 + strlen(val) : 0) + 1;
+	char *p = realloc(*list, n + add);
+
+	if (!p)
+		fail("out of memory");
+	snprintf(p + n, add, "%s%s%s%s", n ? "," : "", key, val ? "=" : "",
+		 val ? val : "");
+	*list = p;
 }
 
 static bool valid(const char *key, const char *val)
@@ -71,7 +102,8 @@ static bool valid(const char *key, const char *val)
 		       !strcmp(val, "client");
 	if (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))
 		return *val && strspn(val, "0123456789") == strlen(val);
-	if (!strcmp(key, "debug"))
+	if (!strcmp(key, "debug") || !strcmp(key, "suid") ||
+	    !strcmp(key, "dev"))
 		return !strcmp(val, "0") || !strcmp(val, "1") ||
 		       !strcmp(val, "yes") || !strcmp(val, "no");
 	return true;
@@ -81,30 +113,36 @@ static bool valid(const char *key, const char *val)
 static bool set(struct settings *s, const char *key, const char *val,
 		const char *where)
 {
-	if (!strcmp(key, "debug") && !val)
+	if ((!strcmp(key, "debug") || !strcmp(key, "suid") ||
+	     !strcmp(key, "dev")) &&
+	    !val)
 		val = "1";
 	if (strcmp(key, "fallback") && strcmp(key, "role") &&
 	    strcmp(key, "poll_ms") && strcmp(key, "readahead_kb") &&
-	    strcmp(key, "debug") &&
+	    strcmp(key, "debug") && strcmp(key, "suid") && strcmp(key, "dev") &&
 	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
 	    strcmp(key, "shadow"))
 		return false;
 	if (!val || !valid(key, val))
 		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
 	if (!strcmp(key, "fallback"))
-		snprintf(s->fallback, sizeof(s->fallback), "%s", val);
+		replace(&s->fallback, val);
 	else if (!strcmp(key, "role"))
-		snprintf(s->role, sizeof(s->role), "%s", val);
+		replace(&s->role, val);
 	else if (!strcmp(key, "poll_ms"))
-		snprintf(s->poll_ms, sizeof(s->poll_ms), "%s", val);
+		replace(&s->poll_ms, val);
 	else if (!strcmp(key, "readahead_kb"))
-		snprintf(s->readahead_kb, sizeof(s->readahead_kb), "%s", val);
+		replace(&s->readahead_kb, val);
 	else if (!strcmp(key, "logfile"))
-		snprintf(s->logfile, sizeof(s->logfile), "%s", val);
+		replace(&s->logfile, val);
 	else if (!strcmp(key, "fuse_dev"))
-		snprintf(s->fuse_dev, sizeof(s->fuse_dev), "%s", val);
+		replace(&s->fuse_dev, val);
 	else if (!strcmp(key, "debug"))
 		s->debug = !strcmp(val, "1") || !strcmp(val, "yes");
+	else if (!strcmp(key, "suid"))
+		s->suid = !strcmp(val, "1") || !strcmp(val, "yes");
+	else if (!strcmp(key, "dev"))
+		s->dev = !strcmp(val, "1") || !strcmp(val, "yes");
 	else
 		fprintf(stderr,
 			"%s: note: shadow=%s ignored: famfs-fuse serves the namespace from the log itself and keeps no shadow tree\n",
@@ -188,18 +226,19 @@ static void parse_o(struct settings *s, char *list)
 	for (char *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
 		char *val = strchr(opt, '=');
-		char key[256];
 
-		snprintf(key, sizeof(key), "%.*s",
-			 (int)(val ? val - opt : (long)strlen(opt)), opt);
-		if (set(s, key, val ? val + 1 : NULL, "-o"))
+		if (val)
+			*val = '\0';
+		if (set(s, opt, val ? val + 1 : NULL, "-o"))
 			continue;
-		if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
-		    !strcmp(opt, "nosuid") || !strcmp(opt, "suid") ||
-		    !strcmp(opt, "nodev") || !strcmp(opt, "dev") ||
-		    !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
-		    !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
-			append(s->passthru, sizeof(s->passthru), opt);
+		if (val)
+			*val = '=';
+		if (!strcmp(opt, "nosuid") || !strcmp(opt, "nodev"))
+			set(s, opt + 2, "no", "-o");
+		else if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
+			 !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
+			 !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
+			append(&s->passthru, opt, NULL);
 		else if (!ignorable(opt))
 			fail("unknown mount option '%s'", opt);
 	}
@@ -230,6 +269,12 @@ static void bind_unbound(const char *dev, const struct settings *s)
 	if (famfs_dax_bind(dev))
 		fail("%s has no dax driver and cannot get famfs_dax: %s", dev,
 		     famfs_errmsg());
+}
+
+static void warn(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s: warning: %s\n", prog, msg);
 }
 
 /*
@@ -279,9 +324,10 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct settings s = { .fallback = "auto", .role = "auto" };
-	char dev[4096], mnt[4096], opts[4096] = "", where[4096];
-	bool fake = false, verbose = false, rw, writer;
+	struct settings s = { .fallback = xstrdup("auto"),
+			      .role = xstrdup("auto") };
+	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], *opts = NULL;
+	bool fake = false, verbose = false, dead = false, rw, writer;
 	bool systemd = famfs_unit_wanted();
 	struct famfs_dev d;
 	struct stat st;
@@ -332,7 +378,8 @@ int main(int argc, char **argv)
 			       "  -f  fake: check everything, say what would run, mount nothing\n"
 			       "  -v  say what is run\n"
 			       "  -s, -n, -N  accepted for mount(8); nothing to do\n"
-			       "  -o  mount options: ro rw nosuid nodev noexec noatime, and ours:\n"
+			       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
+			       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
 			       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
 			       "      readahead_kb=N logfile=PATH fuse_dev=PATH (shadow= is accepted\n"
 			       "      and ignored)\n"
@@ -350,11 +397,20 @@ int main(int argc, char **argv)
 		fail("%s: no such device (%s)", argv[optind], strerror(errno));
 	if (!realpath(argv[optind], dev))
 		fail("%s: %s", argv[optind], strerror(errno));
-	if (!realpath(argv[optind + 1], mnt) || stat(mnt, &st) < 0)
+	/*
+	 * A famfs whose daemon is gone answers ENOTCONN, even to realpath():
+	 * the daemon replaces such a mount (famfs-fused(8)), so let it.
+	 */
+	if (argv[optind + 1][0] == '/' && famfs_mount_dead(argv[optind + 1])) {
+		snprintf(mnt, sizeof(mnt), "%s", argv[optind + 1]);
+		dead = true;
+	} else if (!realpath(argv[optind + 1], mnt) || stat(mnt, &st) < 0) {
 		fail("mount point %s does not exist", argv[optind + 1]);
-	if (!S_ISDIR(st.st_mode))
+	} else if (!S_ISDIR(st.st_mode)) {
 		fail("mount point %s is not a directory", mnt);
+	}
 	bind_unbound(dev, &s);
+	famfs_dev_exposure(dev, warn, NULL);
 	rc = famfs_dev_open_fs(dev, 0, &d);
 	if (rc)
 		fail("%s: %s", dev,
@@ -362,37 +418,44 @@ int main(int argc, char **argv)
 				     famfs_errmsg());
 	/* Would the daemon write? Then it must be this host's only writer. */
 	writer = famfs_role(&d) == FAMFS_ROLE_MASTER &&
-		 strcmp(s.role, "client") && !has_opt(s.passthru, "ro");
+		 strcmp(s.role, "client") &&
+		 !(s.passthru && has_opt(s.passthru, "ro"));
 	famfs_dev_close(&d);
 	/* Under systemd the unit loads the module first (modprobe@). */
-	if (!strcmp(s.fallback, "no") && !s.fuse_dev[0] && !systemd &&
+	if (!strcmp(s.fallback, "no") && !s.fuse_dev && !systemd &&
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
-	if (famfs_mount_at(mnt))
+	if (dead)
+		fprintf(stderr, "%s: %s: the famfs mounted there has lost its daemon; mounting over it replaces it\n",
+			prog, mnt);
+	else if (famfs_mount_at(mnt))
 		fail("%s is already mounted (a famfs is mounted there)", mnt);
-	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw)
+	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw &&
+	    !(dead && !strcmp(where, mnt)))
 		fail("%s is already mounted at %s (read-write; one master mount per device and host)",
 		     dev, where);
 
-	append(opts, sizeof(opts), s.passthru);
-	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-		 "%sfallback=%s,role=%s", *opts ? "," : "", s.fallback,
-		 s.role);
-	if (s.poll_ms[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",poll_ms=%s", s.poll_ms);
-	if (s.readahead_kb[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",readahead_kb=%s", s.readahead_kb);
-	if (s.logfile[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",logfile=%s", s.logfile);
-	if (s.fuse_dev[0])
-		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-			 ",fuse_dev=%s", s.fuse_dev);
+	if (s.passthru)
+		append(&opts, s.passthru, NULL);
+	/* The daemon's default too; said here so that -v shows it. */
+	append(&opts, s.suid ? "suid" : "nosuid", NULL);
+	append(&opts, s.dev ? "dev" : "nodev", NULL);
+	if (s.suid)
+		fprintf(stderr, "%s: warning: mounting with suid: set-user-ID and set-group-ID files in the log run with their owner's identity, and whoever can write the log (the owner of %s, any host that can append) can make one owned by root\n",
+			prog, dev);
+	append(&opts, "fallback", s.fallback);
+	append(&opts, "role", s.role);
+	if (s.poll_ms)
+		append(&opts, "poll_ms", s.poll_ms);
+	if (s.readahead_kb)
+		append(&opts, "readahead_kb", s.readahead_kb);
+	if (s.logfile)
+		append(&opts, "logfile", s.logfile);
+	if (s.fuse_dev)
+		append(&opts, "fuse_dev", s.fuse_dev);
 	if (s.debug)
-		append(opts, sizeof(opts), "debug");
+		append(&opts, "debug", NULL);
 	if (systemd) {
 		char inst[400], err[1100];
 

@@ -185,27 +185,52 @@ static int split_existing(const char *abs, char *real, char *rest,
 	}
 }
 
-static int open_mounted(struct cli_fs *fs, const char *path, bool rw)
+/*
+ * The existing directory that is or holds @path (which need not exist):
+ * the library opens a regular file as a device image, so it gets this.
+ */
+static int existing_dir(const char *path, char real[PATH_MAX])
 {
-	char abs[PATH_MAX], real[PATH_MAX], rest[PATH_MAX];
+	char abs[PATH_MAX], rest[PATH_MAX];
 	struct stat st;
 	int rc;
 
 	rc = absolute(path, abs, sizeof(abs));
 	if (rc == 0)
-		rc = split_existing(abs, real, rest, sizeof(real));
+		rc = split_existing(abs, real, rest, PATH_MAX);
 	if (rc) {
 		fprintf(stderr, "famfs: %s: %s\n", path, strerror(-rc));
 		return -1;
 	}
-	/*
-	 * The library opens a regular file as a device image, so hand it a
-	 * directory: the path itself or the one that holds it.
-	 */
 	if (stat(real, &st) == 0 && !S_ISDIR(st.st_mode))
 		*(strrchr(real, '/') == real ? real + 1 : strrchr(real, '/')) =
 			'\0';
+	return 0;
+}
 
+int cli_mount_open(struct cli_fs *fs, const char *path)
+{
+	char real[PATH_MAX];
+
+	memset(fs, 0, sizeof(*fs));
+	fs->dev.fd = -1;
+	if (existing_dir(path, real))
+		return -1;
+	if (famfs_mount_root(real, fs->root, sizeof(fs->root))) {
+		fprintf(stderr, "famfs: %s: not in a mounted famfs\n", path);
+		return -ENOENT;
+	}
+	fs->mounted = true;
+	return 0;
+}
+
+static int open_mounted(struct cli_fs *fs, const char *path, bool rw)
+{
+	char real[PATH_MAX];
+	int rc;
+
+	if (existing_dir(path, real))
+		return -1;
 	rc = famfs_dev_open_fs(real, rw ? FAMFS_OPEN_RW : 0, &fs->dev);
 	if (rc && rw && (rc == -EACCES || rc == -EROFS || rc == -EPERM)) {
 		/*

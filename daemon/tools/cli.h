@@ -95,6 +95,12 @@ struct cli_fs {
  */
 int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,
 		bool rw);
+/*
+ * Only find the mount that holds @path, for commands that just open its
+ * files through the mount (flush, verify): the metadata in .meta is
+ * root's, and they need none of it (fs->dev stays closed).
+ */
+int cli_mount_open(struct cli_fs *fs, const char *path);
 void cli_fs_close(struct cli_fs *fs);
 /* One value of the daemon's <root>/.meta/.status; -ENOENT if absent. */
 int cli_mount_status(const char *root, const char *key, char *val,

@@ -56,7 +56,7 @@ static int flush_mounted(const char *name, int verbose)
 	void *p;
 	int rc = -1;
 
-	if (cli_fs_open(&fs, NULL, name, false))
+	if (cli_mount_open(&fs, name))
 		return -1;
 	if (cli_relpath(&fs, name, rel) ||
 	    cli_file_open(&f, &fs, NULL, rel, false)) {

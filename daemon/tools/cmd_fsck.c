@@ -31,6 +31,11 @@ static void usage(FILE *f)
 		"                  that would lose complete entries.\n"
 		"  -h, --help      show this help\n"
 		"\n"
+		"Warnings (\"warning:\" lines; JSON setid_files and warnings) name\n"
+		"set-user-ID and set-group-ID files: valid, but whoever can write the\n"
+		"log made them, and a mount honours them only with -o suid. They do not\n"
+		"change the exit status.\n"
+		"\n"
 		"Exit status (several may be added together, as with e2fsck):\n"
 		"   0  the file system is clean\n"
 		"   1  errors were found in the log or in the allocations (with\n"
@@ -107,7 +112,9 @@ static void print_json(const char *path, const struct famfs_fsck *r,
 			putchar(',');
 		json_string(stdout, r->problems[i]);
 	}
-	printf("],\"problems_not_listed\":%u}\n", r->problems_dropped);
+	printf("],\"problems_not_listed\":%u", r->problems_dropped);
+	json_fs_warnings(r);
+	printf("}\n");
 }
 
 static void print_text(const char *path, const struct famfs_fsck *r,
@@ -128,6 +135,7 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 		printf("  problem:     %s\n", r->problems[i]);
 	if (r->problems_dropped)
 		printf("  problem:     ... and %u more\n", r->problems_dropped);
+	print_fs_warnings(r, 13, "");
 	printf("  result:      %s\n",
 	       status == FAMFS_FSCK_CLEAN ? "clean" :
 	       status == FAMFS_FSCK_ERRORS ? "ERRORS FOUND" :

@@ -100,15 +100,20 @@ static int find_helper(char *out, size_t len)
 	return -1;
 }
 
-static void add_opt(char *opts, size_t len, const char *o)
+/* Add @pre@o to the list *@opts, grown to fit: no option is ever cut. */
+static int add_opt(char **opts, const char *pre, const char *o)
 {
-	size_t n = strlen(opts), l = strlen(o);
+	size_t n = *opts ? strlen(*opts) : 0;
+	size_t add = strlen(pre) + strlen(o) + 2;
+	char *p = realloc(*opts, n + add);
 
-	if (n + l + 2 > len)
-		return; /* 4 KiB of options: the kernel would refuse them too */
-	if (n)
-		opts[n++] = ',';
-	memcpy(opts + n, o, l + 1);
+	if (!p) {
+		fprintf(stderr, "famfs mount: out of memory\n");
+		return -1;
+	}
+	snprintf(p + n, add, "%s%s%s", n ? "," : "", pre, o);
+	*opts = p;
+	return 0;
 }
 
 int cmd_mount(int argc, char **argv)
@@ -133,7 +138,7 @@ int cmd_mount(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	char opts[4096] = "", helper[PATH_MAX], tmp[PATH_MAX + 16];
+	char *opts = NULL, helper[PATH_MAX];
 	bool verbose = false, dummy = false;
 	char *args[8];
 	int c, n = 0;
@@ -144,7 +149,8 @@ int cmd_mount(int argc, char **argv)
 	       -1) {
 		switch (c) {
 		case 'f':
-			add_opt(opts, sizeof(opts), "fallback=no");
+			if (add_opt(&opts, "", "fallback=no"))
+				return CLI_FAIL;
 			break;
 		case 'F':
 			fprintf(stderr, "famfs mount: -F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)\n");
@@ -161,7 +167,8 @@ int cmd_mount(int argc, char **argv)
 				secs);
 			break;
 		case 'd':
-			add_opt(opts, sizeof(opts), "debug");
+			if (add_opt(&opts, "", "debug"))
+				return CLI_FAIL;
 			break;
 		case 'v':
 			verbose = true;
@@ -193,11 +200,12 @@ int cmd_mount(int argc, char **argv)
 			fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");
 			return CLI_USAGE;
 		case 'S':
-			snprintf(tmp, sizeof(tmp), "shadow=%s", optarg);
-			add_opt(opts, sizeof(opts), tmp);
+			if (add_opt(&opts, "shadow=", optarg))
+				return CLI_FAIL;
 			break;
 		case 'o':
-			add_opt(opts, sizeof(opts), optarg);
+			if (add_opt(&opts, "", optarg))
+				return CLI_FAIL;
 			break;
 		case 'h':
 		default:
@@ -221,7 +229,7 @@ int cmd_mount(int argc, char **argv)
 	args[n++] = argv[optind + 1];
 	if (verbose)
 		args[n++] = "-v";
-	if (opts[0]) {
+	if (opts) {
 		args[n++] = "-o";
 		args[n++] = opts;
 	}

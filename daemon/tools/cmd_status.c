@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -32,6 +33,10 @@ static void usage(FILE *f)
 		"serves reads and writes itself), the device, this host's role (master\n"
 		"or client), the daemon's pid and request count, how full the log is and\n"
 		"how much space is used and free.\n"
+		"\n"
+		"Set-user-ID and set-group-ID files in the log are listed as warnings,\n"
+		"with whether the mount honours them (only with -o suid); they do not\n"
+		"make a mount unhealthy.\n"
 		"\n"
 		"A mount is healthy when its daemon answers (.meta/.status can be read),\n"
 		"its superblock and log check clean (no damaged entry, no two files\n"
@@ -115,6 +120,7 @@ struct mnt {
 	struct famfs_fsck r;
 	char problem[4][512];
 	unsigned int nproblems;
+	char unchecked[PATH_MAX + 64]; /* why the log was not read */
 };
 
 /* /proc/mounts escapes space, tab, newline and backslash as \ooo. */
@@ -218,8 +224,15 @@ static void read_status(struct mnt *m)
 static void read_fs(struct mnt *m)
 {
 	struct famfs_dev dev;
+	int rc = famfs_dev_open(m->dir, 0, &dev);
 
-	if (famfs_dev_open(m->dir, 0, &dev)) {
+	/* .meta's superblock and log are root's: not a fault of the mount. */
+	if (rc == -EACCES) {
+		snprintf(m->unchecked, sizeof(m->unchecked), "%s",
+			 famfs_errmsg());
+		return;
+	}
+	if (rc) {
 		problem(m, "%s", famfs_errmsg());
 		return;
 	}
@@ -232,6 +245,18 @@ static void read_fs(struct mnt *m)
 					 "famfs fsck finds errors");
 	}
 	famfs_dev_close(&dev);
+}
+
+/* Whether this mount runs the set-user-ID files fsck names. */
+static const char *setid_note(const struct mnt *m)
+{
+	struct statvfs v;
+
+	if (statvfs(m->dir, &v) < 0)
+		return "";
+	return v.f_flag & ST_NOSUID ?
+		       " (not honoured: mounted nosuid)" :
+		       " (HONOURED: mounted with suid; anyone who can write the log can make such a file)";
 }
 
 static bool healthy(const struct mnt *m)
@@ -269,6 +294,10 @@ static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
 		printf(",\"fstype\":");
 		json_string(stdout, m->type);
 		printf(",\"healthy\":%s", healthy(m) ? "true" : "false");
+		if (m->unchecked[0]) {
+			printf(",\"log_not_read\":");
+			json_string(stdout, m->unchecked);
+		}
 		printf(",\"mode\":");
 		json_string(stdout, kv(m, "mode") ? kv(m, "mode") : "unknown");
 		printf(",\"status\":{");
@@ -295,6 +324,7 @@ static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
 			       (unsigned long long)m->r.dev_size,
 			       (unsigned long long)m->r.space_used,
 			       (unsigned long long)m->r.space_free);
+			json_fs_warnings(&m->r);
 		}
 		printf(",\"problems\":[");
 		for (unsigned int k = 0; k < m->nproblems; k++) {
@@ -335,7 +365,10 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			       kv(m, "requests") ? kv(m, "requests") : "?");
 		if (m->fsck_ok) {
 			print_fs_usage(r, 11);
+			print_fs_warnings(r, 11, setid_note(m));
 		}
+		if (m->unchecked[0])
+			printf("  log:       not read: %s\n", m->unchecked);
 		for (unsigned int k = 0; k < m->nproblems; k++)
 			printf("  problem:   %s\n", m->problem[k]);
 	}

@@ -130,7 +130,8 @@ static int verify_one(unsigned int i, void *arg)
 	int rc = -1;
 
 	/* Each file opens its own famfs: -m may name files in several. */
-	if (cli_fs_open(&fs, v->device, vf->name, false))
+	if (v->device ? cli_fs_open(&fs, v->device, vf->name, false) :
+			cli_mount_open(&fs, vf->name))
 		return -1;
 	if (cli_relpath(&fs, vf->name, rel))
 		goto out;

@@ -34,6 +34,28 @@ const char *human_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+void print_fs_warnings(const struct famfs_fsck *r, int width,
+		       const char *note)
+{
+	for (unsigned int i = 0; i < r->nwarnings; i++)
+		printf("  %-*s%s%s\n", width, "warning:", r->warnings[i], note);
+	if (r->warnings_dropped)
+		printf("  %-*s... and %u more\n", width, "warning:",
+		       r->warnings_dropped);
+}
+
+void json_fs_warnings(const struct famfs_fsck *r)
+{
+	printf(",\"setid_files\":%llu,\"warnings\":[",
+	       (unsigned long long)r->setid_files);
+	for (unsigned int i = 0; i < r->nwarnings; i++) {
+		if (i)
+			putchar(',');
+		json_string(stdout, r->warnings[i]);
+	}
+	printf("],\"warnings_not_listed\":%u", r->warnings_dropped);
+}
+
 void print_fs_usage(const struct famfs_fsck *r, int width)
 {
 	char a[32], b[32], c[32];

@@ -17,5 +17,10 @@ const char *human_size(uint64_t bytes, char *buf, size_t len);
  * indented by two and with the labels padded to @width columns.
  */
 void print_fs_usage(const struct famfs_fsck *r, int width);
+/* fsck's warnings, a "warning:" line each, @note after each one. */
+void print_fs_warnings(const struct famfs_fsck *r, int width,
+		       const char *note);
+/* ,"setid_files":N,"warnings":[...] */
+void json_fs_warnings(const struct famfs_fsck *r);
 
 #endif

@@ -49,7 +49,9 @@ class Host:
 
 
 def mkfs(host, path, size):
-    with open(path, "wb") as f:
+    # 0600, as an image must be (mount.famfs warns about any other mode)
+    with open(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600),
+              "wb") as f:
         f.truncate(size)
     run([MKFS, path], env=host.env)
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -103,6 +104,72 @@ static void overlapping_files_are_found(void **state)
 	scratch_drop(&s);
 }
 
+/* Valid, so not problems: warnings that leave the status clean. */
+static void setid_files_are_warned_about(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct famfs_writer w;
+
+	(void)state;
+	scratch_mkfs(&s, 256 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(famfs_writer_creat(&w, "u", 1, 04755, 0, 7, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "g", 1, 02711, 3, 5, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "ug", 1, 06755, 0, 0, NULL,
+					    NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "plain", 1, 0755, 0, 0, NULL,
+					    NULL), 0);
+	famfs_writer_end(&w);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.setid_files, 3);
+	assert_int_equal(r.nwarnings, 3);
+	assert_string_equal(r.warnings[0],
+			    "log entry 0: \"u\" is set-user-ID (mode 4755, uid 0)");
+	assert_string_equal(r.warnings[1],
+			    "log entry 1: \"g\" is set-group-ID (mode 2711, gid 5)");
+	assert_string_equal(r.warnings[2],
+			    "log entry 2: \"ug\" is set-user-ID and set-group-ID (mode 6755, uid 0, gid 0)");
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+/* A log cannot hold a device node: such an entry is damage, not a file. */
+static void device_node_entry_is_a_problem(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct famfs_omf_entry e;
+
+	(void)state;
+	scratch_mkfs(&s, 256 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	make_files(&dev);
+	memcpy(&e, famfs_log_entry(dev.log, 1), sizeof(e));
+	strcpy(e.file.relpath, "null");
+	e.file.mode = S_IFCHR | 0666;
+	/* Our writer refuses it; a forged log has it, sealed and committed. */
+	assert_int_equal(famfs_dev_lock(&dev), 0);
+	assert_int_equal(famfs_log_append(&dev, &e), -EUCLEAN);
+	famfs_dev_unlock(&dev);
+	e.seqnum = 4;
+	e.crc = famfs_entry_crc(&e);
+	memcpy(famfs_log_entry(dev.log, 4), &e, sizeof(e));
+	dev.log->next_index = dev.log->next_seqnum = 5;
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
+	assert_true(has_problem(&r, "log entry 4", "not a regular file's"));
+	assert_int_equal(r.setid_files, 0);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 static void bad_superblock_and_header(void **state)
 {
 	struct scratch s;
@@ -136,6 +203,8 @@ int main(void)
 		cmocka_unit_test(counts_a_clean_fs),
 		cmocka_unit_test(flipped_entry_is_named),
 		cmocka_unit_test(overlapping_files_are_found),
+		cmocka_unit_test(setid_files_are_warned_about),
+		cmocka_unit_test(device_node_entry_is_a_problem),
 		cmocka_unit_test(bad_superblock_and_header),
 	};
 

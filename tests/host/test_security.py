@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The security model of famfs-fused(8) and mount.famfs(8), tried as an
+unprivileged user (uid 65534) would: a log is untrusted input, so mounts
+are nosuid,nodev unless asked; .meta is root's; the writers' lock is one
+only writers can take and is waited for with a bound; mount options are
+never dropped; errors name the real problem."""
+import errno
+import fcntl
+import json
+import os
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import famfs_host as fh
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def world(tools):
+    """A directory every user can reach (pytest's own tmp is root's 0700),
+    owned by the unprivileged user so it can make images there."""
+    d = tempfile.mkdtemp(prefix="famfs-sec-", dir="/tmp")
+    os.chmod(d, 0o755)
+    os.chown(d, NOBODY, NOBODY)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def as_user(cmd, env=None, **kw):
+    return fh.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                   "--clear-groups"] + cmd, env=env, **kw)
+
+
+def mount_opts(mnt):
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == mnt:
+                return set(fields[5].split(","))
+    return None
+
+
+@pytest.fixture
+def evil(world, mounts):
+    """An image an unprivileged user made, holding a root-owned set-user-ID
+    copy of id(1), as the user can with famfs cp -u 0 -m 4755."""
+    user = fh.Host(world, "user")
+    img = os.path.join(world, "evil.img")
+    prog = os.path.join(world, "prog")
+    shutil.copy("/usr/bin/id", prog)
+    os.chmod(prog, 0o755)
+    as_user(["truncate", "-s", "64M", img], env=user.env)
+    as_user([fh.MKFS, img], env=user.env)
+    as_user([fh.FAMFS, "cp", "-D", img, "-m", "4755", "-u", "0", "-g", "0",
+             prog, "suidroot"], env=user.env)
+    root = fh.Host(world, "root")
+    m = fh.Mount(root, img, os.path.join(world, "mnt"),
+                 os.path.join(world, "fused.log"))
+    mounts.append(m)
+    return root, img, m
+
+
+def test_setuid_from_user_image_is_not_honoured(evil):
+    root, img, m = evil
+    p = m.mount()
+    assert "warning: %s is owned by uid %d" % (img, NOBODY) in p.stderr, \
+        p.stderr
+    opts = mount_opts(m.mnt)
+    assert {"nosuid", "nodev"} <= opts, opts
+    prog = os.path.join(m.mnt, "suidroot")
+    assert os.stat(prog).st_mode & 0o7777 == 0o4755  # served as logged
+    p = as_user([prog, "-u"])
+    assert p.stdout.strip() == str(NOBODY), "euid %s" % p.stdout
+
+
+def test_suid_only_when_asked(evil):
+    root, img, m = evil
+    with open(root.env["FAMFS_CONF"], "w") as f:
+        f.write("suid = yes\n")
+    m.mount()
+    opts = mount_opts(m.mnt)
+    assert "nosuid" not in opts and "nodev" in opts, opts
+    m.unmount()
+    os.unlink(root.env["FAMFS_CONF"])
+    m.mount(extra="suid,dev")
+    opts = mount_opts(m.mnt)
+    assert "nosuid" not in opts and "nodev" not in opts, opts
+    m.unmount()
+    # famfs mount (upstream's way in) gives the same defaults
+    fh.run([fh.FAMFS, "mount", "-o", "logfile=" + m.logfile, img, m.mnt],
+           env=dict(root.env, FAMFS_MOUNT_HELPER=fh.MOUNT))
+    m.pid = int(m.status()["pid"])
+    assert {"nosuid", "nodev"} <= mount_opts(m.mnt)
+    m.unmount()
+    # famfs-fused on its own mounts nosuid,nodev too
+    fh.run([fh.FUSED, "-o", "logfile=" + m.logfile, img, m.mnt],
+           env=root.env)
+    m.pid = int(m.status()["pid"])
+    assert {"nosuid", "nodev"} <= mount_opts(m.mnt)
+
+
+def test_fsck_and_status_flag_setuid(evil):
+    root, img, m = evil
+    p = root.famfs("fsck", img)  # a warning, not an error: exit 0
+    assert "warning:     log entry 0: \"suidroot\" is set-user-ID " \
+        "(mode 4755, uid 0)" in p.stdout, p.stdout
+    j = json.loads(root.famfs("fsck", "--json", img).stdout)
+    assert j["setid_files"] == 1 and j["exit_code"] == 0
+    assert "set-user-ID" in j["warnings"][0]
+    m.mount()
+    p = root.famfs("status", m.mnt)
+    assert "warning:   log entry 0: \"suidroot\" is set-user-ID" in p.stdout
+    assert "(not honoured: mounted nosuid)" in p.stdout, p.stdout
+    j = json.loads(root.famfs("status", "--json", m.mnt).stdout)
+    assert j["mounts"][0]["setid_files"] == 1 and j["healthy"]
+
+
+@pytest.fixture
+def wmnt(world, mounts):
+    """A root mount on a root 0600 image, its mount point reachable by all."""
+    root = fh.Host(world, "root")
+    img = os.path.join(world, "root.img")
+    with open(os.open(img, os.O_CREAT | os.O_WRONLY, 0o600), "wb") as f:
+        f.truncate(64 * fh.MiB)
+    fh.run([fh.MKFS, img], env=root.env)
+    m = fh.Mount(root, img, os.path.join(world, "mnt"),
+                 os.path.join(world, "fused.log"))
+    mounts.append(m)
+    p = m.mount()
+    assert "warning" not in p.stderr, p.stderr
+    return root, m
+
+
+def test_user_cannot_block_writers(wmnt):
+    root, m = wmnt
+    log = os.path.join(m.mnt, ".meta/.log")
+    hog = subprocess.Popen(["setpriv", "--reuid=%d" % NOBODY,
+                            "--regid=%d" % NOBODY, "--clear-groups",
+                            "flock", "-x", log, "sleep", "600"],
+                           stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    # root reading the log (famfs logplay, fsck) may flock it as well
+    reader = subprocess.Popen(["flock", "-x", log, "sleep", "600"],
+                              start_new_session=True)
+    try:
+        time.sleep(0.5)
+        t = time.monotonic()
+        root.famfs("mkdir", os.path.join(m.mnt, "d"), timeout=20)
+        root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "d/f"),
+                   timeout=20)
+        assert time.monotonic() - t < 10
+        # the user could not even open the log to lock it
+        assert hog.wait(timeout=5) != 0
+        assert "Permission denied" in hog.stderr.read()
+    finally:
+        for p in (hog, reader):  # flock and its sleep
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
+def test_writer_lock_waits_with_a_bound(wmnt):
+    root, m = wmnt
+    fd = os.open(os.path.join(m.mnt, ".meta/.log"), os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+        env = dict(root.env, FAMFS_LOCK_TIMEOUT="2")
+        t = time.monotonic()
+        p = fh.run([fh.FAMFS, "mkdir", os.path.join(m.mnt, "d")], env=env,
+                   check=False, timeout=20)
+        assert p.returncode == 1, p.stderr
+        assert time.monotonic() - t < 6
+        holder = "held by pid %d (python3)" % os.getpid()
+        # never silent: after a second it says whom it waits for
+        assert "famfs: waiting up to 2 s for the log lock of %s, %s\n" \
+            % (m.mnt, holder) in p.stderr, p.stderr
+        assert "gave up after 2 s waiting for the log lock of %s, %s" \
+            % (m.mnt, holder) in p.stderr, p.stderr
+        p = fh.run([fh.FAMFS, "mkdir", os.path.join(m.mnt, "d")],
+                   env=dict(root.env, FAMFS_LOCK_TIMEOUT="1s"), check=False)
+        assert p.returncode == 1
+        assert "FAMFS_LOCK_TIMEOUT=1s: give whole seconds, 0 to 86400" \
+            in p.stderr, p.stderr
+    finally:
+        os.close(fd)
+    root.famfs("mkdir", os.path.join(m.mnt, "d"))
+
+
+def test_meta_is_root_only(wmnt):
+    root, m = wmnt
+    root.famfs("creat", "-s", "2m", "-r", "-S", "7", "-m", "0644",
+               os.path.join(m.mnt, "f"))
+    for name, mode in ((".log", 0o600), (".superblock", 0o400)):
+        st = os.stat(os.path.join(m.mnt, ".meta", name))
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, mode)
+    user = fh.Host(os.path.dirname(m.mnt), "user")
+    for name in (".log", ".superblock"):
+        p = as_user(["cat", os.path.join(m.mnt, ".meta", name)],
+                    check=False)
+        assert p.returncode != 0 and "Permission denied" in p.stderr
+    as_user(["cat", os.path.join(m.mnt, ".meta/.status")])
+    for cmd in (["logplay", m.mnt], ["getmap", os.path.join(m.mnt, "f")]):
+        p = as_user([fh.FAMFS] + cmd, env=user.env, check=False)
+        assert p.returncode != 0
+        assert "%s/.meta is root's: run this as root" % m.mnt in p.stderr, \
+            p.stderr
+    # what needs only the files, not .meta, works for a user
+    f = os.path.join(m.mnt, "f")
+    as_user([fh.FAMFS, "verify", "-S", "7", "-f", f], env=user.env)
+    as_user([fh.FAMFS, "flush", f], env=user.env)
+    p = as_user([fh.FAMFS, "status", m.mnt], env=user.env, check=False)
+    assert p.returncode == 0 and "healthy" in p.stdout, p.stdout + p.stderr
+
+
+def test_meta_open_refused_by_daemon(wmnt):
+    """Even without the kernel's default_permissions the daemon refuses
+    .meta/.log and .superblock to anyone but root."""
+    root, m = wmnt
+    hdr = struct.Struct("<IIQQIIIHH")
+    init = struct.pack("<IIIII44x", 7, 38, 128 << 10, 1 << 30 | 1, 0)
+    reqs = [(26, 0, 0, init)]
+    for uid in (NOBODY, 0):
+        for ino in ((1 << 40) + 1, (1 << 40) + 2):
+            reqs.append((14, ino, uid, struct.pack("<II", os.O_RDONLY, 0)))
+    raw = b""
+    for unique, (op, node, uid, body) in enumerate(reqs, start=1):
+        raw += hdr.pack(hdr.size + len(body), op, unique, node, uid, uid,
+                        1, 0, 0) + body
+    p = subprocess.run([fh.RAWREQ, "--session", m.dev], input=raw,
+                       capture_output=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    errs, buf = [], p.stdout
+    while buf:
+        ln, err, _ = struct.unpack_from("<IiQ", buf)
+        errs.append(err)
+        buf = buf[ln:]
+    assert errs[1:] == [-errno.EACCES] * 2 + [0] * 2, errs
+
+
+def test_exposed_image_warns(tmp_path, master, mounts):
+    img = str(tmp_path / "open.img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    os.chmod(img, 0o644)
+    m = fh.Mount(master, img, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    p = m.mount()
+    assert "warning: %s can be read by users other than root (mode 0644): " \
+        "they can read every file in it, whatever the file's mode; " \
+        "chmod 600 %s" % (img, img) in p.stderr, p.stderr
+
+
+def test_ro_after_long_option_list(tmp_path, master, device, mounts):
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount(extra="noatime," * 150 + "ro")
+    assert "ro" in mount_opts(m.mnt)
+    assert m.status()["readonly"] == "1"
+    with pytest.raises(OSError) as e:
+        os.mkdir(os.path.join(m.mnt, "x"))
+    assert e.value.errno == errno.EROFS
+    # famfs mount hands mount.famfs every option too (it cut at 4 KiB)
+    many = "noatime," * 600 + "ro"
+    p = fh.run([fh.FAMFS, "mount", "-D", "-o", many, device, m.mnt],
+               env=dict(master.env, FAMFS_MOUNT_HELPER="/bin/true"))
+    assert p.stdout.split()[-1] == many
+
+
+
+def test_bad_log_magic_is_not_called_not_a_famfs(tmp_path, master, device):
+    with open(device, "r+b") as f:
+        f.seek(fh.LOG_OFFSET)
+        b = f.read(1)
+        f.seek(fh.LOG_OFFSET)
+        f.write(bytes([b[0] ^ 0xff]))
+    target = str(tmp_path / "t")
+    os.makedirs(target)
+    want = "%s: the famfs log is damaged (log header at 0x200000: bad " \
+        "magic" % device
+    for cmd in ([fh.MOUNT, device, target], [fh.FUSED, device, target]):
+        p = fh.run(cmd, env=master.env, check=False)
+        assert p.returncode in (1, 32), p.stderr
+        assert want in p.stderr and "run famfs fsck %s" % device \
+            in p.stderr, p.stderr
+        assert "mkfs" not in p.stderr and "not a famfs" not in p.stderr
+
+
+def test_mount_replaces_dead_mount(mnt, master):
+    master.famfs("creat", "-s", "2m", os.path.join(mnt.mnt, "r0"))
+    os.kill(mnt.pid, signal.SIGKILL)
+    assert mnt.wait_daemon_exit()
+    p = fh.run([fh.MOUNT, mnt.dev, mnt.mnt, "-o", "logfile=" + mnt.logfile],
+               env=master.env, check=False)
+    assert p.returncode == 0, p.stderr
+    mnt.pid = int(mnt.status()["pid"])
+    assert "r0" in os.listdir(mnt.mnt)
+    assert "lost its daemon; mounting over it replaces it" in p.stderr
+    with open("/proc/self/mountinfo") as f:
+        assert sum(l.split()[4] == mnt.mnt for l in f) == 1
