@@ -254,6 +254,11 @@ struct famfs_mkfs_opts {
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
 /* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
 int famfs_kill_super(const char *path);
+/*
+ * Is @path (a device or image file) the source of a mounted file system?
+ * If so, @where gets the first mount point found.
+ */
+bool famfs_dev_mounted(const char *path, char *where, size_t len);
 
 /* ---- fsck ---------------------------------------------------------------- */
 

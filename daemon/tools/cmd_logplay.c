@@ -34,11 +34,14 @@ static void usage(FILE *f)
 		"  -D, --device=DEV read the log of the famfs on DEV (nothing is played)\n"
 		"  -m, --mmap       accepted for compatibility: the log is always mapped\n"
 		"  -r, --read       accepted for compatibility: the log is always mapped\n"
+		"                   (-m and -r are mutually exclusive, as upstream)\n"
+		"  -c, --client     accepted for compatibility: logplay only reads, and\n"
+		"                   the daemon takes its role from the superblock\n"
 		"  -h, -?, --help   show this help\n"
 		"\n"
 		"Upstream's shadow-tree options (-S/--shadow, -s/--shadowtest,\n"
-		"-d/--daxdev, -M/--set-daxmode) and -c/--client belong to its standalone\n"
-		"kernel module and are refused with an explanation.\n"
+		"-d/--daxdev, -M/--set-daxmode) belong to its standalone kernel module\n"
+		"and are refused with an explanation.\n"
 		"\n"
 		"Exit status:\n"
 		"  0  the log is sound and (unless -n or -D) the mount shows every entry\n"
@@ -136,7 +139,7 @@ int cmd_logplay(int argc, char **argv)
 	struct famfs_walk walk;
 	struct cli_fs fs;
 	char sz[32];
-	int c, rc;
+	int c, rc, how = 0;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "nvD:mrcS:sd:Mh", opts, NULL)) !=
@@ -153,12 +156,18 @@ int cmd_logplay(int argc, char **argv)
 			break;
 		case 'm':
 		case 'r':
+			if (how && how != c) {
+				fprintf(stderr, "famfs logplay: -m/--mmap and -r/--read are mutually exclusive\n");
+				return CLI_USAGE;
+			}
+			how = c;
 			fprintf(stderr, "famfs logplay: note: -%c has no effect; the log is always read through a shared mapping\n",
 				c);
 			break;
 		case 'c':
-			fprintf(stderr, "famfs logplay: -c (play as a client) is an upstream test option; the daemon decides the role from the superblock\n");
-			return CLI_USAGE;
+			/* reading the log changes nothing on any host */
+			fprintf(stderr, "famfs logplay: note: -c has no effect: logplay only reads, and the daemon takes its role from the superblock\n");
+			break;
 		case 'S':
 		case 's':
 		case 'd':

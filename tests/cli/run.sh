@@ -588,6 +588,10 @@ t_m_dead_daemon() {
 }
 mcase "mounted: status reports a mount whose daemon was killed (exit 1)" t_m_dead_daemon
 
+# ---- conformance with upstream's command line -------------------------------
+
+. "$ROOT/tests/cli/conformance.sh"
+
 if $mounted; then
 	if umount "$MNT"; then ok "umount"; mounted=false; else notok "umount"; fi
 	check "fsck of the image after umount" run 0 F fsck "$MIMG"
