@@ -17,6 +17,11 @@ static bool unit_used(const struct famfs_alloc *a, uint64_t u)
 	return a->map[u / 8] & (1u << (u % 8));
 }
 
+bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t unit)
+{
+	return unit_used(a, unit);
+}
+
 static void set_units(struct famfs_alloc *a, uint64_t first, uint64_t n)
 {
 	for (uint64_t u = first; u < first + n; u++)

@@ -127,6 +127,8 @@ int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g);
 uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 			       const struct famfs_omf_fmap *fm);
 void famfs_alloc_release(struct famfs_alloc *a);
+/* Is allocation unit @unit in use? */
+bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t unit);
 /* Mark a range used; returns how many of its units were already in use. */
 uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);
 /* First fit, one extent. -ENOSPC when no run of free units is long enough. */
@@ -295,6 +297,21 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r);
  */
 int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped);
 int famfs_fsck_status(const struct famfs_fsck *r);
+
+/* How the files use one of @n equal buckets of the device (fsck -B). */
+struct famfs_bucket_stats {
+	uint64_t size, used, free;	      /* bytes */
+	uint64_t free_runs;		      /* runs of free allocation units */
+	uint64_t largest_free, smallest_free; /* bytes, 0 if none is free */
+};
+
+/*
+ * Split the device of @dev into @n buckets of whole allocation units and
+ * fill @out[0..@n) from the files in the log; *@overhang gets the bytes at
+ * the end that belong to no bucket.
+ */
+int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
+		       struct famfs_bucket_stats *out, uint64_t *overhang);
 
 /* ---- small helpers shared by the tools ----------------------------------- */
 

@@ -91,10 +91,7 @@ int main(int argc, char **argv)
 			verbose++;
 			break;
 		case '?':
-			/* -? (valid) or an unknown option (optopt says which) */
-			if (optopt && optopt != '?')
-				goto bad;
-			if (!strncmp(argv[optind - 1], "--", 2))
+			if (!tool_qmark_help(c, argv))
 				goto bad;
 			/* -? is upstream's -h */
 			__attribute__((fallthrough));

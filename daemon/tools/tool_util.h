@@ -3,6 +3,7 @@
 #ifndef FAMFS_TOOL_UTIL_H
 #define FAMFS_TOOL_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,5 +18,7 @@ const char *human_size(uint64_t bytes, char *buf, size_t len);
  * indented by two and with the labels padded to @width columns.
  */
 void print_fs_usage(const struct famfs_fsck *r, int width);
+/* Did getopt's '?' (@c) come from upstream's -? (help), not a bad option? */
+bool tool_qmark_help(int c, char **argv);
 
 #endif

@@ -56,6 +56,70 @@ t_c_logplay_opts() {
 }
 check "compat: logplay -c accepted; logplay and mount -r -m refused as mutually exclusive; mount --fuse -M" t_c_logplay_opts
 
+# -- fsck as upstream's scripts read it -------------------------------------
+
+# field N of the first line of $OUT matching PATTERN (grep | awk, as they do)
+field() { grep -- "$1" "$OUT" | awk -v n="$2" '{ print $n }'; }
+
+t_c_fsck_lines() {
+	local img=$T/c-fsck.img v
+	newimg "$img" 256M || return 1
+	run 0 F creat -D "$img" -s 10m c1 || return 1
+	# smoke/prepare.sh: fsck -v DEV | grep log_len | awk '{print $2}'
+	run 0 F fsck -v "$img" || return 1
+	v=$(field log_len 2)
+	[ "$v" = 8388608 ] || { echo "# log_len field: '$v'"; return 1; }
+	run 0 "$MKFS" -f --loglen 16m "$img" || return 1
+	run 0 F fsck --fuse -v "$img" || return 1
+	[ "$(field log_len 2)" = 16777216 ] || { echo "# log_len after -l 16m"; return 1; }
+	run 0 F creat -D "$img" -s 10m c1 || return 1
+	# test_funcs.sh famfs_get_capacity, test_fio.sh: awk '{print $3}'
+	run 0 F fsck "$img" || return 1
+	[ "$(field "Device capacity" 3)" = 268435456 ] || { echo "# Device capacity"; return 1; }
+	# 256 MiB less the superblock (2), the 16 MiB log and one 10 MiB file
+	[ "$(field "Free space" 3)" = $(((256 - 2 - 16 - 10) << 20)) ] ||
+		{ echo "# Free space: $(field "Free space" 3)"; return 1; }
+	run 0 F fsck --human "$img" && [ "$(field "Device capacity" 3)" = 0.25G ] || return 1
+	run 0 F fsck -h "$img" && [ "$(field "Free space" 3)" = 0.22G ] || return 1
+	# --json stays one object with our keys
+	run 0 F fsck --json -v "$img" || return 1
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["space"]["free"] != (228 << 20))' "$OUT"
+}
+check "compat: fsck prints upstream's log_len (-v), Device capacity and Free space (-h: GiB); --json unchanged" t_c_fsck_lines
+
+t_c_fsck_opts() {
+	local img=$T/c-fsck.img
+	run 0 F fsck -? && has_out "Usage: famfs fsck" || return 1
+	run 0 F fsck --help && has_out "Usage: famfs fsck" || return 1
+	run 0 F fsck -m "$img" || return 1
+	run 0 F fsck --read --force --nodax "$img" || return 1
+	run 16 F fsck -m -r "$img" && has_err "mutually exclusive" || return 1
+	run 0 F fsck -B 2 "$img" && has_out "Bitmap range 1" || return 1
+	[ "$(field "Free fragments" 3 | head -1)" = 1 ] || return 1
+	run 0 F fsck --nbuckets 4 -h "$img" && has_out "Wasted overhang" || return 1
+	run 16 F fsck -F "$img" && has_err "standalone" || return 1
+	run 16 F fsck -L "$img" && has_err "kernel modules"
+}
+check "compat: fsck -?, -m, -r, -f, --nodax, -B/--nbuckets as upstream; -m -r, -F, -L refused" t_c_fsck_opts
+
+# upstream's -r is --read: a script passing it must never get a repair
+t_c_fsck_r_reads() {
+	local img=$T/c-torn.img
+	newimg "$img" 64M || return 1
+	run 0 F creat -D "$img" -s 2m t1 || return 1
+	run 0 F creat -D "$img" -s 2m t2 || return 1
+	# damage the last entry (index 1; entries follow the 48-byte header)
+	printf 'X' | dd of="$img" bs=1 seek=$(((2 << 20) + 48 + 544 + 100)) \
+		conv=notrunc 2>/dev/null || return 1
+	cp "$img" "$T/c-torn.before"
+	run 1 F fsck -r "$img" || return 1
+	cmp -s "$img" "$T/c-torn.before" || { echo "# fsck -r wrote to the device"; return 1; }
+	run 1 F fsck --read "$img" && cmp -s "$img" "$T/c-torn.before" || return 1
+	run 1 F fsck --repair "$img" && has_err "repaired" || return 1
+	run 0 F fsck "$img"
+}
+check "compat: fsck -r (upstream's --read) never repairs; --repair is long-only" t_c_fsck_r_reads
+
 # -- through a mount ------------------------------------------------------
 
 t_c_mkmeta_dev() {
@@ -74,3 +138,12 @@ t_c_flush_find() {
 	run 0 F flush -v "$MNT/.meta/.status" && has_out "skipped"
 }
 mcase "compat: famfs flush \$(find MNT -type f) accepts every file, .meta skipped (-v says so)" t_c_flush_find
+
+t_c_fsck_mounted() {
+	run 8 F fsck "$MIMG" && has_err "cannot fsck by device .* when mounted" ||
+		return 1
+	has_err "EBUSY" || return 1
+	run 8 F fsck --repair "$MIMG" || return 1
+	run 0 F fsck "$MNT"
+}
+mcase "compat: fsck of a mounted device refuses (EBUSY, upstream's message); the mount point is checked" t_c_fsck_mounted
