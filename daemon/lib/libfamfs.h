@@ -134,6 +134,13 @@ uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);
 /* First fit, one extent. -ENOSPC when no run of free units is long enough. */
 int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		       struct famfs_omf_fmap *out);
+/*
+ * Upstream famfs makes no famfs below 4 GiB and allows no bucket below
+ * 1 GiB; we follow that on devices of 4 GiB or more and allow smaller
+ * buckets (down to one chunk) only on the smaller devices we accept.
+ */
+#define FAMFS_UPSTREAM_MIN_DEV (4ULL << 30)
+#define FAMFS_MIN_BUCKET (1ULL << 30)
 int famfs_interleave_check(const struct famfs_interleave *il,
 			   const struct famfs_geometry *g);
 int famfs_alloc_interleaved(struct famfs_alloc *a, uint64_t size,

@@ -56,6 +56,20 @@ t_c_logplay_opts() {
 }
 check "compat: logplay -c accepted; logplay and mount -r -m refused as mutually exclusive; mount --fuse -M" t_c_logplay_opts
 
+# -- creat -B: upstream's 1 GiB buckets from its 4 GiB device minimum ------
+
+t_c_bucket_rule() {
+	local img=$T/c-big.img
+	rm -f "$img" && truncate -s 4G "$img" && "$MKFS" "$img" >/dev/null || return 1
+	# upstream: devsize / nbuckets must be at least 1 GiB
+	run 0 F creat -D "$img" -s 8m -N 2 -B 4 c-b4 || return 1
+	run 1 F creat -D "$img" -s 8m -N 2 -B 5 c-b5 && has_err "1 GiB" || return 1
+	run 1 F cp -D "$img" -N 2 -B 8 "$SRC/big" c-cp8 && has_err "1 GiB" || return 1
+	# smaller devices (which upstream refuses) keep small buckets
+	run 0 F creat -D "$IMG" -s 8m -N 2 -B 8 c-small8
+}
+check "compat: creat/cp -B: buckets under 1 GiB refused on devices of 4 GiB or more, allowed below" t_c_bucket_rule
+
 # -- fsck as upstream's scripts read it -------------------------------------
 
 # field N of the first line of $OUT matching PATTERN (grep | awk, as they do)
