@@ -320,6 +320,33 @@ struct famfs_bucket_stats {
 int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
 		       struct famfs_bucket_stats *out, uint64_t *overhang);
 
+/* ---- upstream's shadow tree (logplay --shadow) --------------------------- */
+
+#include <stdio.h>
+
+/*
+ * DIR/root (or DIR itself if it ends in /root) gets a directory per logged
+ * directory and, per logged file, a YAML file in upstream's schema.
+ */
+struct famfs_shadow_stats {
+	uint64_t files, dirs; /* entries played */
+	uint64_t existed;     /* already there */
+	uint64_t tested;      /* YAML files read back and found equal */
+	uint64_t errors;      /* reported on stderr */
+};
+
+/* Write file entry @fe as upstream's shadow YAML. */
+int famfs_shadow_emit(const struct famfs_omf_file *fe, FILE *f);
+/* Read a shadow YAML back into @fe. */
+int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe);
+/*
+ * Play the log of @dev into the shadow tree under @dir (@dryrun: write
+ * nothing; @test: read every file's YAML back and compare it with its
+ * entry). -EIO when entries failed (each said why on stderr).
+ */
+int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
+		      bool test, struct famfs_shadow_stats *st);
+
 /* ---- small helpers shared by the tools ----------------------------------- */
 
 /* Parse "8m", "1G", "4096"; returns -EINVAL on junk or overflow. */

@@ -134,6 +134,42 @@ t_c_fsck_r_reads() {
 }
 check "compat: fsck -r (upstream's --read) never repairs; --repair is long-only" t_c_fsck_r_reads
 
+# -- shadow logplay: upstream's YAML tree ---------------------------------
+
+t_c_shadow_dev() {
+	local img=$T/c-shadow.img sp=$T/c-shadow/root y
+	newimg "$img" 256M || return 1
+	run 0 F mkdir -D "$img" -m 0750 -u 7 -g 8 sd || return 1
+	run 0 F creat -D "$img" -s 3m -m 0640 sd/f1 || return 1
+	run 0 F creat -D "$img" -s 8m -N 2 -B 4 il || return 1
+	# smoke/test4.sh: the shadow dir must exist (its parent is not made)
+	run 1 F logplay --shadow "$sp" --daxdev "$img" -vv || return 1
+	run 2 F logplay --daxdev "$img" -vv "$sp" || return 1	# needs --shadow
+	mkdir -p "$sp"
+	run 2 F logplay --shadow "$sp" --shadow "$sp" --daxdev "$img" || return 1
+	run 0 F logplay --shadow "$sp" --daxdev "$img" -vv && has_out "2 files, 1 directories" || return 1
+	run 0 F logplay --shadow "$sp" --daxdev "$img" -vv || return 1	# again
+	[ -d "$sp/sd" ] && [ "$(stat -c %a:%u:%g "$sp/sd")" = 750:7:8 ] ||
+		{ echo "# shadow directory mode/owner"; return 1; }
+	# one YAML document per file, upstream's keys, read by an independent parser
+	$PY - "$sp/sd/f1" "$sp/il" <<'PYEOF' || return 1
+import sys, yaml
+f = yaml.safe_load(open(sys.argv[1]))["file"]
+assert f["path"] == "sd/f1" and f["size"] == 3 << 20 and f["nextents"] == 1, f
+assert f["mode"] == 0o640, f
+e = f["simple_ext_list"][0]
+assert e["devindex"] == 0 and e["length"] == 4 << 20 and e["offset"] % (2 << 20) == 0, e
+s = yaml.safe_load(open(sys.argv[2]))["file"]["striped_ext_list"][0]
+assert s["nstrips"] == 2 and s["chunk_size"] == 2 << 20 and len(s["simple_ext_list"]) == 2, s
+PYEOF
+	run 0 F logplay -Ss "$T/c-shadow" -D "$img" && has_out "2 YAML files checked" || return 1
+	y=$sp/sd/f1
+	sed -i 's/^  size: .*/  size: 1/' "$y"
+	run 1 F logplay --shadow "$T/c-shadow" --shadowtest --daxdev "$img" &&
+		has_err "does not match"
+}
+check "compat: logplay --shadow DIR --daxdev DEV writes upstream's YAML tree; --shadowtest / -Ss check it" t_c_shadow_dev
+
 # -- through a mount ------------------------------------------------------
 
 t_c_mkmeta_dev() {
@@ -161,3 +197,12 @@ t_c_fsck_mounted() {
 	run 0 F fsck "$MNT"
 }
 mcase "compat: fsck of a mounted device refuses (EBUSY, upstream's message); the mount point is checked" t_c_fsck_mounted
+
+t_c_shadow_mount() {
+	local sp=$T/c-shadow-m/root
+	mkdir -p "$sp"
+	run 0 F logplay --shadow "$sp" --shadowtest "$MNT" -vv && has_out "YAML files checked" || return 1
+	[ -f "$sp/m1" ] && [ -d "$sp/x/y" ] || { echo "# shadow tree from the mount"; return 1; }
+	run 0 F logplay -Ss "$T/c-shadow-m" "$MNT"
+}
+mcase "compat: logplay --shadow DIR --shadowtest MOUNTPOINT (smoke's -Ss DIR MPT)" t_c_shadow_mount
