@@ -17,6 +17,11 @@ static bool unit_used(const struct famfs_alloc *a, uint64_t u)
 	return a->map[u / 8] & (1u << (u % 8));
 }
 
+bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t unit)
+{
+	return unit_used(a, unit);
+}
+
 static void set_units(struct famfs_alloc *a, uint64_t first, uint64_t n)
 {
 	for (uint64_t u = first; u < first + n; u++)
@@ -133,6 +138,15 @@ int famfs_interleave_check(const struct famfs_interleave *il,
 	if (g->dev_size / il->nbuckets < il->chunk_size)
 		return famfs_fail(EINVAL, "%u buckets of a %llu-byte device are smaller than one chunk",
 				  il->nbuckets, (unsigned long long)g->dev_size);
+	/*
+	 * Upstream's rule where upstream can make a famfs at all: small
+	 * buckets are for the small devices only we accept.
+	 */
+	if (g->dev_size >= FAMFS_UPSTREAM_MIN_DEV &&
+	    g->dev_size / il->nbuckets < FAMFS_MIN_BUCKET)
+		return famfs_fail(EINVAL, "%u buckets of a %llu MiB device are smaller than 1 GiB, the least allowed on devices of 4 GiB or more (as upstream famfs)",
+				  il->nbuckets,
+				  (unsigned long long)(g->dev_size >> 20));
 	return 0;
 }
 

@@ -127,11 +127,20 @@ int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g);
 uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 			       const struct famfs_omf_fmap *fm);
 void famfs_alloc_release(struct famfs_alloc *a);
+/* Is allocation unit @unit in use? */
+bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t unit);
 /* Mark a range used; returns how many of its units were already in use. */
 uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);
 /* First fit, one extent. -ENOSPC when no run of free units is long enough. */
 int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		       struct famfs_omf_fmap *out);
+/*
+ * Upstream famfs makes no famfs below 4 GiB and allows no bucket below
+ * 1 GiB; we follow that on devices of 4 GiB or more and allow smaller
+ * buckets (down to one chunk) only on the smaller devices we accept.
+ */
+#define FAMFS_UPSTREAM_MIN_DEV (4ULL << 30)
+#define FAMFS_MIN_BUCKET (1ULL << 30)
 int famfs_interleave_check(const struct famfs_interleave *il,
 			   const struct famfs_geometry *g);
 int famfs_alloc_interleaved(struct famfs_alloc *a, uint64_t size,
@@ -274,6 +283,11 @@ struct famfs_mkfs_opts {
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
 /* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
 int famfs_kill_super(const char *path);
+/*
+ * Is @path (a device or image file) the source of a mounted file system?
+ * If so, @where gets the first mount point found.
+ */
+bool famfs_dev_mounted(const char *path, char *where, size_t len);
 
 /* ---- fsck ---------------------------------------------------------------- */
 
@@ -320,6 +334,48 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r);
  */
 int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped);
 int famfs_fsck_status(const struct famfs_fsck *r);
+
+/* How the files use one of @n equal buckets of the device (fsck -B). */
+struct famfs_bucket_stats {
+	uint64_t size, used, free;	      /* bytes */
+	uint64_t free_runs;		      /* runs of free allocation units */
+	uint64_t largest_free, smallest_free; /* bytes, 0 if none is free */
+};
+
+/*
+ * Split the device of @dev into @n buckets of whole allocation units and
+ * fill @out[0..@n) from the files in the log; *@overhang gets the bytes at
+ * the end that belong to no bucket.
+ */
+int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
+		       struct famfs_bucket_stats *out, uint64_t *overhang);
+
+/* ---- upstream's shadow tree (logplay --shadow) --------------------------- */
+
+#include <stdio.h>
+
+/*
+ * DIR/root (or DIR itself if it ends in /root) gets a directory per logged
+ * directory and, per logged file, a YAML file in upstream's schema.
+ */
+struct famfs_shadow_stats {
+	uint64_t files, dirs; /* entries played */
+	uint64_t existed;     /* already there */
+	uint64_t tested;      /* YAML files read back and found equal */
+	uint64_t errors;      /* reported on stderr */
+};
+
+/* Write file entry @fe as upstream's shadow YAML. */
+int famfs_shadow_emit(const struct famfs_omf_file *fe, FILE *f);
+/* Read a shadow YAML back into @fe. */
+int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe);
+/*
+ * Play the log of @dev into the shadow tree under @dir (@dryrun: write
+ * nothing; @test: read every file's YAML back and compare it with its
+ * entry). -EIO when entries failed (each said why on stderr).
+ */
+int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
+		      bool test, struct famfs_shadow_stats *st);
 
 /* ---- small helpers shared by the tools ----------------------------------- */
 

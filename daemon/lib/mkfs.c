@@ -10,33 +10,6 @@
 
 #include "internal.h"
 
-/* The mount point of @path if a mounted file system names it as source. */
-static bool is_mounted(const char *path, char *where, size_t len)
-{
-	char real[PATH_MAX], line[8192], src[PATH_MAX], mnt[PATH_MAX];
-	bool found = false;
-	FILE *f;
-
-	if (!realpath(path, real))
-		return false;
-	f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char rsrc[PATH_MAX];
-
-		if (sscanf(line, "%4095s %4095s", src, mnt) != 2)
-			continue;
-		if (!strcmp(src, real) ||
-		    (realpath(src, rsrc) && !strcmp(rsrc, real))) {
-			snprintf(where, len, "%s", mnt);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /* mkfs and kill work on the raw device, never through a mount. */
 static int open_raw_device(const char *path, struct famfs_dev *dev)
 {
@@ -46,7 +19,7 @@ static int open_raw_device(const char *path, struct famfs_dev *dev)
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return famfs_fail(EISDIR, "%s is a directory; famfs needs a dax device or a regular file",
 				  path);
-	if (is_mounted(path, where, sizeof(where)))
+	if (famfs_dev_mounted(path, where, sizeof(where)))
 		return famfs_fail(EBUSY, "%s is mounted on %s; unmount it first",
 				  path, where);
 	return famfs_dev_open(path, FAMFS_OPEN_RW, dev);

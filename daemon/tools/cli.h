@@ -28,6 +28,9 @@
 #define CLI_FAIL 1
 #define CLI_USAGE 2
 
+/* -t/--threadct above this is refused, as upstream's creat and verify do */
+#define CLI_MAX_THREADS 256
+
 /* Set by global options of famfs(8), before the subcommand runs. */
 extern const char *cli_device; /* --device DEV */
 extern bool cli_dryrun;	       /* --dryrun */

@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"                        create several files (repeat -M); a non-zero SEED\n"
 		"                        fills that file. Cannot be mixed with -s/-S/FILE.\n"
 		"  -t, --threadct=N      threads filling files in --multi mode (default:\n"
-		"                        the number of CPUs)\n"
+		"                        the number of CPUs; at most 256)\n"
 		"  -m, --mode=MODE       octal permissions (default 0644, less the umask)\n"
 		"  -u, --uid=UID         owner (default: your effective uid)\n"
 		"  -g, --gid=GID         group (default: your effective gid)\n"
@@ -236,6 +236,11 @@ int cmd_creat(int argc, char **argv)
 		case 't':
 			if (cli_parse_u32("-t", optarg, &threads))
 				goto usage_err;
+			if (threads > CLI_MAX_THREADS) {
+				fprintf(stderr, "famfs creat: -t %u: at most %u threads\n",
+					threads, CLI_MAX_THREADS);
+				goto usage_err;
+			}
 			break;
 		case 'D':
 			device = optarg;

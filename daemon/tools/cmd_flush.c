@@ -24,7 +24,9 @@ static void usage(FILE *f)
 		"what others wrote. Needed only where the shared memory is not cache\n"
 		"coherent between hosts; harmless elsewhere. In a mounted famfs the file\n"
 		"is also synced (fsync and msync), which in the daemon's fallback mode\n"
-		"is what moves written data to the device.\n"
+		"is what moves written data to the device. The daemon's own files under\n"
+		".meta/ are not file memory: they are skipped (-v says so), so that\n"
+		"'famfs flush $(find MOUNTPOINT -type f)' works.\n"
 		"\n"
 		"Options:\n"
 		"  -D, --device=DEV  flush the file's memory in the famfs on DEV (FILE is\n"
@@ -58,6 +60,14 @@ static int flush_mounted(const char *name, int verbose)
 
 	if (cli_mount_open(&fs, name))
 		return -1;
+	if (cli_relpath(&fs, name, rel) == 0 && cli_reserved(rel)) {
+		/* what 'find MNT -type f' lists includes .meta/ */
+		if (verbose)
+			printf("famfs flush: %s: skipped: a metadata file the daemon serves, not file memory\n",
+			       name);
+		cli_fs_close(&fs);
+		return 0;
+	}
 	if (cli_relpath(&fs, name, rel) ||
 	    cli_file_open(&f, &fs, NULL, rel, false)) {
 		cli_fs_close(&fs);

@@ -1,35 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs fsck: check a famfs and say what is wrong, in text or JSON. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "libfamfs.h"
+#include "modeopt.h"
 #include "tool_util.h"
+
+/* getopt values of the long-only options (-h is upstream's --human) */
+enum { FSCK_OPT_HELP = 0x200, FSCK_OPT_REPAIR };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: famfs fsck [--json] [-v] [--repair] DEVICE|MOUNTPOINT\n"
+		"Usage: famfs fsck [--json] [-v] [-h] [-B N] [--repair] DEVICE|MOUNTPOINT\n"
 		"\n"
 		"Check a famfs: the superblock and log CRCs, every log entry (type,\n"
 		"path, extents inside the device and aligned), the directory tree the\n"
 		"log builds, and that no two files share memory. Then print a summary:\n"
-		"files, directories, space used and free, and how full the log is.\n"
+		"files, directories, space used and free, and how full the log is,\n"
+		"followed by the lines upstream's fsck prints that scripts read\n"
+		"(Device capacity, Free space; with -v, log_len).\n"
 		"Without --repair, fsck only reads; it never changes the device.\n"
 		"\n"
-		"DEVICE is a devdax device (/dev/dax0.0) or a famfs image file;\n"
-		"MOUNTPOINT is any path inside a mounted famfs.\n"
+		"DEVICE is a devdax device (/dev/dax0.0) or a famfs image file, and\n"
+		"must not be mounted (check the mount instead); MOUNTPOINT is any path\n"
+		"inside a mounted famfs.\n"
 		"\n"
 		"Options:\n"
-		"  -j, --json      print the result as one JSON object\n"
-		"  -v, --verbose   also list every log entry\n"
-		"  -r, --repair    drop a damaged tail of the log, as a crash in the\n"
-		"                  middle of an append leaves it (master host only).\n"
-		"                  Damage followed by valid entries is not repaired:\n"
-		"                  that would lose complete entries.\n"
-		"  -h, --help      show this help\n"
+		"  -j, --json         print the result as one JSON object\n"
+		"  -v, --verbose      also print log_len and list every log entry\n"
+		"  -h, --human        Device capacity and Free space in GiB (\"8.00G\")\n"
+		"  -B, --nbuckets=N   also show how files use N equal buckets of the\n"
+		"                     device (upstream's stripe bucket info)\n"
+		"      --repair       drop a damaged tail of the log, as a crash in the\n"
+		"                     middle of an append leaves it (master host only).\n"
+		"                     Damage followed by valid entries is not repaired:\n"
+		"                     that would lose complete entries. Long option only:\n"
+		"                     upstream's -r means --read.\n"
+		"  -M, --set-daxmode  move a devdax DEVICE to famfs_dax first (famfs mode)\n"
+		"  -?, --help         show this help\n"
+		"\n"
+		"Accepted for upstream's scripts and changing nothing: -m/--mmap and\n"
+		"-r/--read (how the log is read; not both), -f/--force, --fuse and\n"
+		"-D/--nodax. Refused: -F/--nofuse (upstream's standalone kernel module)\n"
+		"and -L/--load-module (fsck loads no kernel modules).\n"
 		"\n"
 		"Warnings (\"warning:\" lines; JSON setid_files and warnings) name\n"
 		"set-user-ID and set-group-ID files: valid, but whoever can write the\n"
@@ -41,7 +62,7 @@ static void usage(FILE *f)
 		"   1  errors were found in the log or in the allocations (with\n"
 		"      --repair: and repaired, if the summary says so)\n"
 		"   2  no valid famfs: bad or missing superblock or log header\n"
-		"   8  could not check: missing device, no permission...\n"
+		"   8  could not check: missing device, no permission, DEVICE mounted\n"
 		"  16  usage error\n");
 }
 
@@ -142,6 +163,74 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 					     "NOT A VALID FAMFS");
 }
 
+/* Upstream fsck's lines that scripts grep, in its words and units. */
+static void print_upstream(const struct famfs_fsck *r, bool human, int verbose)
+{
+	const double gib = 1024.0 * 1024 * 1024;
+
+	if (r->log_valid) {
+		printf("Capacity:\n");
+		if (human) {
+			printf("  Device capacity:        %.2fG\n",
+			       (double)r->dev_size / gib);
+			printf("  Free space:             %.2fG\n",
+			       (double)r->space_free / gib);
+		} else {
+			printf("  Device capacity:        %llu\n",
+			       (unsigned long long)r->dev_size);
+			printf("  Free space:             %llu\n",
+			       (unsigned long long)r->space_free);
+		}
+	}
+	if (verbose && r->sb_valid) {
+		printf("Verbose:\n");
+		printf("  log_len:           %llu\n",
+		       (unsigned long long)r->log_len);
+	}
+}
+
+/* Upstream's stripe bucket info (-B): how files use N equal buckets. */
+static void print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
+{
+	const double gib = 1024.0 * 1024 * 1024;
+	struct famfs_bucket_stats *b = calloc(n, sizeof(*b));
+	uint64_t overhang;
+
+	if (!b || famfs_bucket_stats(dev, n, b, &overhang)) {
+		fprintf(stderr, "famfs fsck: -B %u: %s\n", n,
+			b ? famfs_errmsg() : "out of memory");
+		free(b);
+		return;
+	}
+	printf("Stripe bucket info:\n");
+	printf("  Wasted overhang: %llu bytes (%llu au)\n",
+	       (unsigned long long)overhang,
+	       (unsigned long long)(overhang / dev->sb->alloc_unit));
+	for (unsigned int i = 0; i < n; i++) {
+		const uint64_t v[] = { b[i].size,	   b[i].used,
+				       b[i].free,	   b[i].largest_free,
+				       b[i].smallest_free };
+		static const char *const label[] = { "Size:   ", "In use: ",
+						     "Free:   ",
+						     "Largest frag:   ",
+						     "Smallest frag:  " };
+
+		printf("  Bitmap range %u\n", i);
+		for (unsigned int k = 0; k < 5; k++) {
+			if (k == 3)
+				printf("    Free fragments: %llu\n",
+				       (unsigned long long)b[i].free_runs);
+			if (human)
+				printf("    %s%.2fG\n", label[k],
+				       (double)v[k] / gib);
+			else
+				printf("    %s%llu\n", label[k],
+				       (unsigned long long)v[k]);
+		}
+	}
+	free(b);
+}
+
 /*
  * Repair, then check again so the summary shows the repaired state.
  * Reported on stderr so that --json output stays one object.
@@ -164,19 +253,36 @@ int cmd_fsck(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "repair", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "human", no_argument, NULL, 'h' },
+		{ "nbuckets", required_argument, NULL, 'B' },
+		{ "repair", no_argument, NULL, FSCK_OPT_REPAIR },
+		{ "mmap", no_argument, NULL, 'm' },
+		{ "read", no_argument, NULL, 'r' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "load-module", no_argument, NULL, 'L' },
+		MODEOPT_LONG_OPTIONS,
+		{ "help", no_argument, NULL, FSCK_OPT_HELP },
 		{ 0 }
 	};
 	struct famfs_fsck r;
 	struct famfs_dev dev;
-	bool json = false, repair = false;
-	int verbose = 0, c, status;
+	struct modeopt mode = { 0 };
+	bool json = false, repair = false, human = false;
+	int verbose = 0, c, m, status, how = 0;
+	uint32_t nbuckets = 0;
+	char where[PATH_MAX];
+	struct stat st;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jvrh?", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jvhB:mrfL?" MODEOPT_SHORT, opts,
+				NULL)) != -1) {
+		m = modeopt_parse(&mode, "famfs fsck", c);
+		if (m < 0)
+			return FAMFS_FSCK_USAGE;
+		if (m)
+			continue;
 		switch (c) {
-		case 'r':
+		case FSCK_OPT_REPAIR:
 			repair = true;
 			break;
 		case 'j':
@@ -186,9 +292,35 @@ int cmd_fsck(int argc, char **argv)
 			verbose++;
 			break;
 		case 'h':
+			human = true;
+			break;
+		case 'B':
+			if (cli_parse_u32("-B", optarg, &nbuckets) || !nbuckets)
+				goto bad;
+			break;
+		case 'm':
+		case 'r':
+			/* upstream's -r is --read: never a repair */
+			if (how && how != c) {
+				fprintf(stderr, "famfs fsck: -m/--mmap and -r/--read are mutually exclusive\n");
+				return FAMFS_FSCK_USAGE;
+			}
+			how = c;
+			break;
+		case 'f':
+			break; /* upstream accepts and ignores it too */
+		case 'L':
+			fprintf(stderr, "famfs fsck: -L/--load-module is refused: fsck does not load kernel modules\n");
+			return FAMFS_FSCK_USAGE;
+		case FSCK_OPT_HELP:
 			usage(stdout);
 			return FAMFS_FSCK_CLEAN;
 		default:
+			if (tool_qmark_help(c, argv)) {
+				usage(stdout);
+				return FAMFS_FSCK_CLEAN;
+			}
+bad:
 			usage(stderr);
 			return FAMFS_FSCK_USAGE;
 		}
@@ -200,6 +332,15 @@ int cmd_fsck(int argc, char **argv)
 		usage(stderr);
 		return FAMFS_FSCK_USAGE;
 	}
+	if (stat(argv[optind], &st) == 0 && !S_ISDIR(st.st_mode) &&
+	    famfs_dev_mounted(argv[optind], where, sizeof(where))) {
+		/* its log is live: check it through the mount */
+		fprintf(stderr, "famfs fsck: error: cannot fsck by device (%s) when mounted (EBUSY); run famfs fsck %s\n",
+			argv[optind], where);
+		return FAMFS_FSCK_FAILED;
+	}
+	if (modeopt_apply(&mode, "famfs fsck", argv[optind], verbose))
+		return FAMFS_FSCK_FAILED;
 
 	if (famfs_dev_open(argv[optind], repair ? FAMFS_OPEN_RW : 0, &dev)) {
 		fprintf(stderr, "famfs fsck: %s\n", famfs_errmsg());
@@ -221,6 +362,9 @@ int cmd_fsck(int argc, char **argv)
 		print_json(argv[optind], &r, famfs_fsck_status(&r), status);
 	} else {
 		print_text(argv[optind], &r, famfs_fsck_status(&r));
+		print_upstream(&r, human, verbose);
+		if (nbuckets && r.log_valid)
+			print_buckets(&dev, nbuckets, human);
 		if (verbose && r.log_valid) {
 			struct famfs_geometry g;
 			struct famfs_walk w;

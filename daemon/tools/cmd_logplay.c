@@ -5,6 +5,7 @@
  * a lookup miss and by polling). So logplay here reads the log, says what
  * it holds, and looks every entry up in the mount, which both makes the
  * daemon catch up at once and checks that the mount shows the whole log.
+ * --shadow writes upstream's shadow tree (libfamfs's shadow.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +14,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "modeopt.h"
 #include "tool_util.h"
 
 static void usage(FILE *f)
@@ -20,6 +22,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: famfs logplay [-n] [-v] MOUNTPOINT\n"
 		"       famfs logplay [-v] -D DEVICE\n"
+		"       famfs logplay --shadow DIR [--shadowtest] [-n] MOUNTPOINT|--daxdev DEVICE\n"
 		"\n"
 		"Read the log of a famfs and report what it holds. The famfs daemon plays\n"
 		"the log into the mount by itself, also what other hosts append, so unlike\n"
@@ -34,11 +37,22 @@ static void usage(FILE *f)
 		"  -D, --device=DEV read the log of the famfs on DEV (nothing is played)\n"
 		"  -m, --mmap       accepted for compatibility: the log is always mapped\n"
 		"  -r, --read       accepted for compatibility: the log is always mapped\n"
+		"                   (-m and -r are mutually exclusive, as upstream)\n"
+		"  -c, --client     accepted for compatibility: logplay only reads, and\n"
+		"                   the daemon takes its role from the superblock\n"
 		"  -h, -?, --help   show this help\n"
 		"\n"
-		"Upstream's shadow-tree options (-S/--shadow, -s/--shadowtest,\n"
-		"-d/--daxdev, -M/--set-daxmode) and -c/--client belong to its standalone\n"
-		"kernel module and are refused with an explanation.\n"
+		"Upstream's shadow tree, for its FUSE daemon: --shadow DIR writes the log\n"
+		"of MOUNTPOINT (or of --daxdev DEVICE) into DIR/root (DIR itself if it\n"
+		"ends in /root, which must exist): a directory per directory and, per\n"
+		"file, a YAML file in upstream's schema. Existing entries are kept.\n"
+		"  -S, --shadow=DIR    write the shadow tree (short -S takes no value:\n"
+		"                      DIR is then the first operand, as in upstream's\n"
+		"                      'logplay -Ss DIR MOUNTPOINT')\n"
+		"  -s, --shadowtest    also read every file's YAML back and compare it\n"
+		"                      with its log entry (a difference is an error)\n"
+		"  -d, --daxdev=DEV    read the log from DEV instead of a mount\n"
+		"  -M, --set-daxmode   with --daxdev: move DEV to famfs_dax first\n"
 		"\n"
 		"Exit status:\n"
 		"  0  the log is sound and (unless -n or -D) the mount shows every entry\n"
@@ -113,6 +127,57 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	return 0;
 }
 
+/* upstream's shadow-tree logplay: --shadow DIR [--shadowtest] */
+struct shadow_args {
+	const char *dir, *daxdev;
+	bool dir_first; /* -S: DIR is the first operand */
+	bool test;
+	struct modeopt mode;
+};
+
+static int shadow_logplay(const struct shadow_args *sh, const char *device,
+			  bool dryrun, bool verbose, int nargs, char **args)
+{
+	struct famfs_shadow_stats st;
+	const char *dir = sh->dir;
+	struct cli_fs fs;
+	int rc;
+
+	if (sh->dir_first && nargs) {
+		dir = args[0];
+		args++;
+		nargs--;
+	}
+	if (!dir) {
+		fprintf(stderr, "famfs logplay: %s needs --shadow DIR\n",
+			sh->test ? "--shadowtest" : "--daxdev");
+		return CLI_USAGE;
+	}
+	if (sh->daxdev)
+		device = sh->daxdev;
+	if (nargs > 1 || (!nargs && !device)) {
+		fprintf(stderr, "famfs logplay: --shadow reads the log of one mount point, or of --daxdev DEVICE\n");
+		return CLI_USAGE;
+	}
+	if (device && modeopt_apply(&sh->mode, "famfs logplay", device,
+				    verbose))
+		return CLI_FAIL;
+	if (cli_fs_open(&fs, device, nargs ? args[0] : "", false))
+		return CLI_FAIL;
+	rc = famfs_shadow_play(&fs.dev, dir, dryrun, sh->test, &st);
+	if (rc && rc != -EIO)
+		fprintf(stderr, "famfs logplay: %s\n", famfs_errmsg());
+	printf("famfs logplay: shadow tree of %s in %s: %llu files, %llu directories (%llu already there)%s",
+	       fs.mounted ? fs.root : fs.dev.path, dir,
+	       (unsigned long long)st.files, (unsigned long long)st.dirs,
+	       (unsigned long long)st.existed, dryrun ? ", dry run" : "");
+	if (sh->test)
+		printf(", %llu YAML files checked", (unsigned long long)st.tested);
+	printf("%s\n", st.errors ? "; errors above" : "");
+	cli_fs_close(&fs);
+	return rc ? CLI_FAIL : CLI_OK;
+}
+
 int cmd_logplay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -132,14 +197,15 @@ int cmd_logplay(int argc, char **argv)
 	const char *device = cli_device, *target;
 	bool dryrun = cli_dryrun;
 	struct play p = { 0 };
+	struct shadow_args sh = { 0 };
 	struct famfs_geometry g;
 	struct famfs_walk walk;
 	struct cli_fs fs;
 	char sz[32];
-	int c, rc;
+	int c, rc, how = 0;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "nvD:mrcS:sd:Mh", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "nvD:mrcSsd:Mh", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'n':
@@ -153,23 +219,48 @@ int cmd_logplay(int argc, char **argv)
 			break;
 		case 'm':
 		case 'r':
+			if (how && how != c) {
+				fprintf(stderr, "famfs logplay: -m/--mmap and -r/--read are mutually exclusive\n");
+				return CLI_USAGE;
+			}
+			how = c;
 			fprintf(stderr, "famfs logplay: note: -%c has no effect; the log is always read through a shared mapping\n",
 				c);
 			break;
 		case 'c':
-			fprintf(stderr, "famfs logplay: -c (play as a client) is an upstream test option; the daemon decides the role from the superblock\n");
-			return CLI_USAGE;
+			/* reading the log changes nothing on any host */
+			fprintf(stderr, "famfs logplay: note: -c has no effect: logplay only reads, and the daemon takes its role from the superblock\n");
+			break;
 		case 'S':
+			/* upstream's short -S takes no argument: DIR comes
+			 * first among the operands ("-Ss DIR MOUNTPOINT") */
+			if (sh.dir || sh.dir_first) {
+				fprintf(stderr, "famfs logplay: one --shadow at a time\n");
+				return CLI_USAGE;
+			}
+			sh.dir = optarg;
+			sh.dir_first = !optarg;
+			break;
 		case 's':
+			sh.test = true;
+			break;
 		case 'd':
+			sh.daxdev = optarg;
+			break;
 		case 'M':
-			fprintf(stderr, "famfs logplay: -%c belongs to upstream's shadow-tree logplay (standalone famfs); famfs-fuse has no shadow tree\n",
-				c);
-			return CLI_USAGE;
+			sh.mode.set_daxmode = true;
+			break;
 		case 'h':
 		default:
 			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 		}
+	}
+	if (sh.dir || sh.dir_first || sh.test || sh.daxdev)
+		return shadow_logplay(&sh, device, dryrun, p.verbose,
+				      argc - optind, argv + optind);
+	if (sh.mode.set_daxmode) {
+		fprintf(stderr, "famfs logplay: -M applies only with --daxdev\n");
+		return CLI_USAGE;
 	}
 	if (optind < argc - 1 || (optind == argc && !device)) {
 		fprintf(stderr, "famfs logplay: %s\n",

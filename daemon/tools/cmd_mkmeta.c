@@ -5,8 +5,10 @@
  * that upstream's scripts keep working, and says so.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -14,14 +16,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: famfs mkmeta MOUNTPOINT\n"
+		"Usage: famfs mkmeta DEVICE|MOUNTPOINT\n"
 		"\n"
 		"Upstream's standalone famfs needs this to create .meta/.superblock and\n"
-		".meta/.log in a new mount. The famfs daemon serves them from the moment\n"
-		"the mount is made, so here mkmeta only checks that they are there.\n"
+		".meta/.log in a new mount of DEVICE. The famfs daemon serves them from\n"
+		"the moment the mount is made, so here mkmeta only checks that they are\n"
+		"there, in the mount of DEVICE (a devdax device or an image file) or at\n"
+		"MOUNTPOINT.\n"
 		"\n"
-		"Exit status: 0 the .meta files are there; 1 they are not (not a mounted\n"
-		"famfs); 2 usage error.\n");
+		"Exit status: 0 the .meta files are there; 1 they are not (DEVICE is not\n"
+		"mounted, or not a mounted famfs); 2 usage error.\n");
 }
 
 int cmd_mkmeta(int argc, char **argv)
@@ -31,7 +35,10 @@ int cmd_mkmeta(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	char where[PATH_MAX];
+	const char *target;
 	struct cli_fs fs;
+	struct stat st;
 	int c;
 
 	optind = 0;
@@ -44,7 +51,17 @@ int cmd_mkmeta(int argc, char **argv)
 		usage(stderr);
 		return CLI_USAGE;
 	}
-	if (cli_fs_open(&fs, NULL, argv[optind], false))
+	target = argv[optind];
+	/* upstream names the device; a directory is taken as the mount */
+	if (stat(target, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		if (!famfs_dev_mounted(target, where, sizeof(where))) {
+			fprintf(stderr, "famfs mkmeta: %s is not mounted; 'famfs mount %s MOUNTPOINT' mounts it, and the daemon serves .meta\n",
+				target, target);
+			return CLI_FAIL;
+		}
+		target = where;
+	}
+	if (cli_fs_open(&fs, NULL, target, false))
 		return CLI_FAIL;
 	printf("famfs mkmeta: %s: nothing to do; the famfs daemon serves %s/.meta itself\n",
 	       argv[optind], fs.root);

@@ -41,15 +41,17 @@ static void usage(FILE *f)
 		"Accepted with a note, as they mean nothing to famfs-fused: -t/--timeout\n"
 		"and -c/--cache (upstream's metadata caching; our daemon keeps metadata\n"
 		"current by itself, -o poll_ms=N sets how often it polls the log),\n"
-		"-r/--read and -m/--mmap (how the log is read; the daemon maps it), and\n"
-		"-u/--nouseraccess (the mount always has allow_other and\n"
-		"default_permissions: the owners and modes in the log decide access).\n"
+		"-r/--read and -m/--mmap (how the log is read; the daemon maps it; the\n"
+		"two are mutually exclusive, as upstream), -u/--nouseraccess (the mount\n"
+		"always has allow_other and default_permissions: the owners and modes in\n"
+		"the log decide access), and -M/--set-daxmode (the daemon moves a devdax\n"
+		"device to famfs_dax itself when the famfs_fuse module is loaded).\n"
 		"\n"
 		"Refused: -F/--nofuse (upstream's standalone v1 kernel module),\n"
 		"-p/--nodefaultperm (the kernel always enforces the modes in the log),\n"
-		"-R/--remount (umount and mount again), -M/--set-daxmode and\n"
-		"-L/--load-module (famfs mount neither rebinds dax devices nor loads\n"
-		"kernel modules; the famfs-dkms package provides the module).\n"
+		"-R/--remount (umount and mount again) and -L/--load-module (famfs\n"
+		"mount does not load kernel modules; the famfs-dkms package provides\n"
+		"the module).\n"
 		"\n"
 		"mount.famfs is looked for in $FAMFS_MOUNT_HELPER, next to this famfs\n"
 		"(build tree: daemon/mount/), then in /sbin, /usr/sbin, /usr/local/sbin.\n"
@@ -141,7 +143,7 @@ int cmd_mount(int argc, char **argv)
 	char *opts = NULL, helper[PATH_MAX];
 	bool verbose = false, dummy = false;
 	char *args[8];
-	int c, n = 0;
+	int c, n = 0, how = 0;
 	uint32_t secs;
 
 	optind = 0;
@@ -179,6 +181,11 @@ int cmd_mount(int argc, char **argv)
 			break;
 		case 'r':
 		case 'm':
+			if (how && how != c) {
+				fprintf(stderr, "famfs mount: -m/--mmap and -r/--read are mutually exclusive\n");
+				return CLI_USAGE;
+			}
+			how = c;
 			fprintf(stderr, "famfs mount: note: -%c has no effect: the daemon always maps the log\n",
 				c);
 			break;
@@ -192,9 +199,11 @@ int cmd_mount(int argc, char **argv)
 			fprintf(stderr, "famfs mount: -R (remount) is not supported: umount and mount again\n");
 			return CLI_USAGE;
 		case 'M':
+			/* upstream's meaning is what the daemon always does */
+			fprintf(stderr, "famfs mount: note: -M has no effect: the daemon moves a devdax device to famfs_dax (famfs mode) itself when the famfs_fuse module is loaded\n");
+			break;
 		case 'L':
-			fprintf(stderr, "famfs mount: -%c is refused: famfs mount neither rebinds dax devices nor loads kernel modules (the famfs-dkms package provides famfs_fuse.ko)\n",
-				c);
+			fprintf(stderr, "famfs mount: -L is refused: famfs mount does not load kernel modules (the famfs-dkms package provides famfs_fuse.ko)\n");
 			return CLI_USAGE;
 		case 'p':
 			fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");

@@ -30,8 +30,10 @@ static void usage(FILE *f)
 		"  -S, --seed=SEED         the seed it was filled from (required)\n"
 		"  -m, --multi=FILE,SEED   check several files (repeat -m); cannot be\n"
 		"                          mixed with -f and -S\n"
-		"  -t, --threadct=N        files checked at a time with -m (default: CPUs)\n"
+		"  -t, --threadct=N        files checked at a time with -m (default: CPUs,\n"
+		"                          at most 256)\n"
 		"  -q, --quiet             print nothing on success\n"
+		"  -v, --verbose           print the result (the default; undoes -q)\n"
 		"  -r, --read              use read(2), not mmap, in a mounted famfs\n"
 		"  -D, --device=DEV        the famfs on DEV; FILE is relative to its root\n"
 		"  -h, -?, --help          show this help\n"
@@ -174,6 +176,7 @@ int cmd_verify(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "read", no_argument, NULL, 'r' },
 		{ "device", required_argument, NULL, 'D' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -188,7 +191,7 @@ int cmd_verify(int argc, char **argv)
 	if (!v.files)
 		return CLI_FAIL;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "f:S:m:t:qrD:h", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "f:S:m:t:qrD:vh", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'f':
@@ -216,9 +219,17 @@ int cmd_verify(int argc, char **argv)
 		case 't':
 			if (cli_parse_u32("-t", optarg, &threads))
 				goto usage_err;
+			if (threads > CLI_MAX_THREADS) {
+				fprintf(stderr, "famfs verify: -t %u: at most %u threads\n",
+					threads, CLI_MAX_THREADS);
+				goto usage_err;
+			}
 			break;
 		case 'q':
 			v.quiet = true;
+			break;
+		case 'v':
+			v.quiet = false; /* the result line is printed anyway */
 			break;
 		case 'r':
 			v.use_read = true;

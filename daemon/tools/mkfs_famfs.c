@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libfamfs.h"
+#include "modeopt.h"
 #include "tool_util.h"
 
 /* exit codes, as in mkfs.famfs(8) */
@@ -15,7 +17,7 @@ enum { MKFS_OK = 0, MKFS_FAILED = 1, MKFS_USAGE = 2 };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: mkfs.famfs [-f] [-k] [-l LOGSIZE] DEVICE\n"
+		"Usage: mkfs.famfs [-f] [-k] [-l LOGSIZE] [-M] [-v] DEVICE\n"
 		"\n"
 		"Create a famfs file system on DEVICE: a devdax device such as\n"
 		"/dev/dax0.0, or a regular file (for testing) whose size is a\n"
@@ -28,8 +30,15 @@ static void usage(FILE *f)
 		"                      so nothing mounts it (needs -f; data is left)\n"
 		"  -l, --loglen SIZE   size of the metadata log: a power of two of at\n"
 		"                      least 8m (the default); suffixes k, m, g\n"
-		"  -h, --help          show this help\n"
+		"  -M, --set-daxmode   move a devdax DEVICE to the famfs_dax driver of\n"
+		"                      famfs_fuse.ko first (famfs mode); it stays there\n"
+		"  -v, --verbose       say more about what is done\n"
+		"  -h, -?, --help      show this help\n"
 		"  -V, --version       show the version\n"
+		"\n"
+		"Upstream's --fuse and -D/--nodax are accepted and change nothing: the\n"
+		"device node is always mapped directly, in either dax mode. -F/--nofuse\n"
+		"(upstream's standalone v1 kernel module) is refused.\n"
 		"\n"
 		"Exit status: 0 success, 1 the file system was not made (the message\n"
 		"says why), 2 usage error.\n");
@@ -43,16 +52,27 @@ int main(int argc, char **argv)
 		{ "loglen", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
+		MODEOPT_LONG_OPTIONS,
 		{ 0 }
 	};
 	struct famfs_mkfs_opts mo = { 0 };
+	struct modeopt mode = { 0 };
+	int verbose = 0;
 	struct famfs_dev dev;
 	bool kill = false;
 	char a[32], uuid[37];
 	const char *path;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "fkl:h?V", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fkl:vh?V" MODEOPT_SHORT, opts,
+				NULL)) != -1) {
+		int m = modeopt_parse(&mode, "mkfs.famfs", c);
+
+		if (m < 0)
+			return MKFS_USAGE;
+		if (m)
+			continue;
 		switch (c) {
 		case 'f':
 			mo.force = true;
@@ -67,6 +87,14 @@ int main(int argc, char **argv)
 				return MKFS_USAGE;
 			}
 			break;
+		case 'v':
+			verbose++;
+			break;
+		case '?':
+			if (!tool_qmark_help(c, argv))
+				goto bad;
+			/* -? is upstream's -h */
+			__attribute__((fallthrough));
 		case 'h':
 			usage(stdout);
 			return MKFS_OK;
@@ -74,6 +102,7 @@ int main(int argc, char **argv)
 			printf("mkfs.famfs %s\n", FAMFS_VERSION);
 			return MKFS_OK;
 		default:
+bad:
 			usage(stderr);
 			return MKFS_USAGE;
 		}
@@ -85,6 +114,8 @@ int main(int argc, char **argv)
 		return MKFS_USAGE;
 	}
 	path = argv[optind];
+	if (modeopt_apply(&mode, "mkfs.famfs", path, verbose))
+		return MKFS_FAILED;
 
 	if (kill) {
 		if (!mo.force) {
@@ -92,7 +123,14 @@ int main(int argc, char **argv)
 				path);
 			return MKFS_USAGE;
 		}
-		if (famfs_kill_super(path)) {
+		rc = famfs_kill_super(path);
+		if (rc == -ENOENT && access(path, F_OK) == 0) {
+			/* what -k asks for is already true */
+			printf("no famfs superblock on %s; nothing to invalidate\n",
+			       path);
+			return MKFS_OK;
+		}
+		if (rc) {
 			fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
 			return MKFS_FAILED;
 		}

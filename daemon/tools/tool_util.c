@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <getopt.h>
+#include <string.h>
+
 #include "tool_util.h"
 
 void json_string(FILE *f, const char *s)
@@ -74,4 +77,15 @@ void print_fs_usage(const struct famfs_fsck *r, int width)
 	       human_size(r->space_used, a, sizeof(a)),
 	       human_size(r->space_free, b, sizeof(b)),
 	       human_size(r->dev_size, c, sizeof(c)));
+}
+
+bool tool_qmark_help(int c, char **argv)
+{
+	/*
+	 * getopt returns '?' for -? (when "?" is in the option string) and
+	 * for a bad option; only the latter sets optopt (0 for a bad long
+	 * option, which the "--" of its argument tells).
+	 */
+	return c == '?' && (!optopt || optopt == '?') && optind > 0 &&
+	       strncmp(argv[optind - 1], "--", 2) != 0;
 }

@@ -3,6 +3,7 @@
 #ifndef FAMFS_TOOL_UTIL_H
 #define FAMFS_TOOL_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,5 +23,7 @@ void print_fs_warnings(const struct famfs_fsck *r, int width,
 		       const char *note);
 /* ,"setid_files":N,"warnings":[...] */
 void json_fs_warnings(const struct famfs_fsck *r);
+/* Did getopt's '?' (@c) come from upstream's -? (help), not a bad option? */
+bool tool_qmark_help(int c, char **argv);
 
 #endif

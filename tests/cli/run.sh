@@ -125,7 +125,7 @@ t_usage() {
 	run 2 F verify -D "$IMG" -f a && has_err "no seed" || return 1
 	run 2 F --dryrun creat -s 2m x && has_err "only to logplay" || return 1
 	run 2 F --device "$IMG" fsck "$IMG" && has_err "does not apply" || return 1
-	run 2 F logplay --shadow /tmp x && has_err "shadow" || return 1
+	run 2 F logplay --shadowtest x && has_err "shadow" || return 1
 	run 2 F mount -F "$IMG" "$T" && has_err "standalone" || return 1
 	run 2 F mount -p "$IMG" "$T" && has_err "default_permissions"
 }
@@ -587,6 +587,10 @@ t_m_dead_daemon() {
 	umount "$MNT2" && mounted2=false
 }
 mcase "mounted: status reports a mount whose daemon was killed (exit 1)" t_m_dead_daemon
+
+# ---- conformance with upstream's command line -------------------------------
+
+. "$ROOT/tests/cli/conformance.sh"
 
 if $mounted; then
 	if umount "$MNT"; then ok "umount"; mounted=false; else notok "umount"; fi

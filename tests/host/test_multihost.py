@@ -84,7 +84,7 @@ def test_client_rejects_writes(pair, master, client):
             fn()
         assert e.value.errno == err
     assert fh.log_next_index(m.dev) == before
-    master.famfs("fsck", m.dev)
+    master.famfs("fsck", m.mnt)  # a mounted device is refused
 
 
 def test_client_reads_current_bytes(pair, master):

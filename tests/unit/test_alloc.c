@@ -149,6 +149,21 @@ static void bad_interleave_params(void **state)
 	assert_int_equal(famfs_interleave_check(&il, &g), -EINVAL);
 }
 
+/* Upstream's 1 GiB bucket floor, from its 4 GiB device minimum up. */
+static void buckets_of_a_gib_on_big_devices(void **state)
+{
+	struct famfs_geometry big = { 4ULL << 30, 2 * MiB, 10 * MiB };
+	struct famfs_geometry small = { (4ULL << 30) - 2 * MiB, 2 * MiB,
+					10 * MiB };
+	struct famfs_interleave il = { 4, 2, 2 * MiB };
+
+	(void)state;
+	assert_int_equal(famfs_interleave_check(&il, &big), 0);
+	il.nbuckets = 5; /* 819 MiB each */
+	assert_int_equal(famfs_interleave_check(&il, &big), -EINVAL);
+	assert_int_equal(famfs_interleave_check(&il, &small), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +172,7 @@ int main(void)
 		cmocka_unit_test(strips_come_from_distinct_buckets),
 		cmocka_unit_test(failed_interleave_gives_space_back),
 		cmocka_unit_test(bad_interleave_params),
+		cmocka_unit_test(buckets_of_a_gib_on_big_devices),
 	};
 
 	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);
