@@ -256,8 +256,15 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
         time.sleep(0.3)
         load.finish()
         assert not load.failures, load.failures[:10]
-        assert m.status()["takeovers"] == str(RESTARTS + KILLS)
+        st = m.status()
+        assert st["takeovers"] == str(RESTARTS + KILLS)
+        assert st["pid"] == str(p.pid)
+        assert abs(int(st["started"]) - time.time()) < 120
         assert mount_id(mnt) == mid
+        out = master.famfs("status", mnt).stdout
+        assert "restarts without unmounting: %d" % (RESTARTS + KILLS) \
+            in out, out
+        assert re.search(r"started: +\d{4}-\d\d-\d\d ", out), out
         # The blackout of a restart: the longest metadata operation
         # (stat, open, read, readdir) overlapping it, from the signal to
         # the new daemon's READY=1.
