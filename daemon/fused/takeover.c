@@ -116,6 +116,8 @@ static void drop(struct fused *fs, const char *mountpoint, const char *why)
 	fs->fuse_fd = state_fd = -1;
 	fs->mount_time = 0;
 	adopting = false;
+	/* The new mount starts its own state: no failures, no takeovers. */
+	memset(&st, 0, sizeof(st));
 }
 
 /* Why the state cannot be used, or NULL. */

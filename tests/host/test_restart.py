@@ -326,6 +326,15 @@ def _remounts_with(tmp_path, master, device, mounts, off, value, why):
         assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED)
         assert m.status()["takeovers"] == "0"
         os.listdir(mnt)
+        # The new mount's state starts afresh: the next restart takes over.
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 3, "READY=1 after the next restart")
+        assert m.status()["takeovers"] == "1"
     finally:
         for q in procs:
             if isinstance(q, int):
