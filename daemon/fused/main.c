@@ -598,7 +598,7 @@ int main(int argc, char **argv)
 		    fs->mountpoint);
 
 	res = serve(fs);
-	if (stop && fused_takeover_leave(fs, stop == 2)) {
+	if (fused_takeover_leave(fs, stop, stop == 2)) {
 		fuse_session_destroy(fs->se); /* the fd store keeps it open */
 		return stop == 2 ? FUSED_EXIT_HANDOVER : 0;
 	}

@@ -417,11 +417,12 @@ static bool restart_queued(const struct fused *fs)
 	return yes;
 }
 
-bool fused_takeover_leave(struct fused *fs, bool handover)
+bool fused_takeover_leave(struct fused *fs, bool signalled, bool handover)
 {
 	if (!stored)
 		return false;
-	if (fs->initialized && (handover || restart_queued(fs))) {
+	if (signalled && fs->initialized &&
+	    (handover || restart_queued(fs))) {
 		fused_log(L_NOTICE, "restarting: the FUSE connection of %s stays in the service manager's fd store for the next daemon",
 			  fs->mountpoint);
 		return true;

@@ -53,10 +53,11 @@ ssize_t fused_takeover_init_reply(struct fused *fs, int fd,
 
 /*
  * At exit: leave the connection to a successor? True when it is stored
- * and this is a hand-over (@handover: SIGUSR1) or a restart queued by the
- * service manager. Otherwise the store is emptied and false returned: the
- * caller unmounts as before.
+ * and this is a hand-over (@handover: SIGUSR1) or a stop signal
+ * (@signalled) while the service manager runs a restart of our unit.
+ * Otherwise (a stop, the session ended by umount) the store is emptied
+ * and false returned: the caller unmounts as before.
  */
-bool fused_takeover_leave(struct fused *fs, bool handover);
+bool fused_takeover_leave(struct fused *fs, bool signalled, bool handover);
 
 #endif

@@ -358,3 +358,24 @@ def test_three_failed_adoptions_remount(tmp_path, master, device, mounts):
 def test_incompatible_state_remounts(tmp_path, master, device, mounts):
     _remounts_with(tmp_path, master, device, mounts, STATE_VERSION_OFF, 99,
                    r"state version 99")
+
+
+def test_umount_empties_store(tmp_path, master, device, mounts):
+    # umount(8) ends the session: the daemon exits and takes its
+    # connection out of the store, so none is left without a daemon.
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    p = None
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        subprocess.run(["umount", mnt], check=True)
+        _wait_exit(p)
+        assert p.returncode == 0
+        sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
+        assert mount_id(mnt) is None
+    finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
+        sd.close()
