@@ -383,37 +383,47 @@ int fused_takeover_attach(struct fused *fs)
 /*
  * Is a restart of our unit under way (systemctl restart, try-restart,
  * a package upgrade)? systemd sends SIGTERM for a stop and for a restart
- * alike; only the job it runs on the unit tells them apart. Any doubt
- * (no bus, no unit, a slow answer) means a stop: we unmount, as before.
+ * alike; only the job it runs on the unit tells them apart. We ask it
+ * (the system bus; $DBUS_SYSTEM_BUS_ADDRESS names another, for tests)
+ * which unit we belong to, that unit's job, and the job's type. Any
+ * doubt (no bus, no unit, no job, a slow answer) means a stop: we
+ * unmount, as before.
  */
-static bool restart_queued(const struct fused *fs)
+static bool restart_queued(void)
 {
+	static const char *sd1 = "org.freedesktop.systemd1";
 	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	char *path = NULL, *type = NULL;
-	const char *job;
+	sd_bus_message *unit = NULL, *job = NULL;
+	const char *unit_path, *job_path;
+	char *type = NULL;
 	sd_bus *bus = NULL;
 	uint32_t id = 0;
 	bool yes = false;
 
-	if (!fs->unit[0] || sd_bus_open_system(&bus) < 0)
+	if (sd_bus_open_system(&bus) < 0)
 		return false;
 	sd_bus_set_method_call_timeout(bus, 2 * 1000 * 1000);
-	if (sd_bus_path_encode("/org/freedesktop/systemd1/unit", fs->unit,
-			       &path) >= 0 &&
-	    sd_bus_get_property(bus, "org.freedesktop.systemd1", path,
+	if (sd_bus_call_method(bus, sd1, "/org/freedesktop/systemd1",
+			       "org.freedesktop.systemd1.Manager",
+			       "GetUnitByPID", &err, &unit, "u",
+			       (uint32_t)getpid()) >= 0 &&
+	    sd_bus_message_read(unit, "o", &unit_path) > 0 &&
+	    sd_bus_get_property(bus, sd1, unit_path,
 				"org.freedesktop.systemd1.Unit", "Job", &err,
-				&reply, "(uo)") >= 0 &&
-	    sd_bus_message_read(reply, "(uo)", &id, &job) > 0 && id &&
-	    sd_bus_get_property_string(bus, "org.freedesktop.systemd1", job,
+				&job, "(uo)") >= 0 &&
+	    sd_bus_message_read(job, "(uo)", &id, &job_path) > 0 && id &&
+	    sd_bus_get_property_string(bus, sd1, job_path,
 				       "org.freedesktop.systemd1.Job",
 				       "JobType", &err, &type) >= 0)
 		yes = !strcmp(type, "restart") || !strcmp(type, "try-restart");
+	if (sd_bus_error_is_set(&err))
+		fused_log(L_INFO, "asking systemd whether this is a restart: %s",
+			  err.message ? err.message : err.name);
 	free(type);
-	free(path);
-	sd_bus_message_unref(reply);
+	sd_bus_message_unref(job);
+	sd_bus_message_unref(unit);
 	sd_bus_error_free(&err);
-	sd_bus_unref(bus);
+	sd_bus_flush_close_unref(bus);
 	return yes;
 }
 
@@ -422,7 +432,7 @@ bool fused_takeover_leave(struct fused *fs, bool signalled, bool handover)
 	if (!stored)
 		return false;
 	if (signalled && fs->initialized &&
-	    (handover || restart_queued(fs))) {
+	    (handover || restart_queued())) {
 		fused_log(L_NOTICE, "restarting: the FUSE connection of %s stays in the service manager's fd store for the next daemon",
 			  fs->mountpoint);
 		return true;

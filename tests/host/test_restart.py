@@ -208,11 +208,11 @@ def _wait_exit(p, timeout=20):
         raise AssertionError("daemon %d did not exit" % p.pid)
 
 
-def _first_daemon(sd, master, device, mnt, log, mounts):
+def _first_daemon(sd, master, device, mnt, log, mounts, env=None):
     os.makedirs(mnt, exist_ok=True)
     m = fh.Mount(master, device, mnt, log)
     mounts.append(m)
-    p = sd.start(_daemon_argv(device, mnt, log), master.env)
+    p = sd.start(_daemon_argv(device, mnt, log), env or master.env)
     m.pid = p.pid
     sd.wait(lambda: sd.ready == 1 and len(sd.store) == 2,
             "READY=1 and two stored fds (famfs-conn, famfs-state)")
@@ -378,4 +378,63 @@ def test_umount_empties_store(tmp_path, master, device, mounts):
         if p and p.poll() is None:
             p.kill()
             p.wait()
+        sd.close()
+
+
+def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
+                                                          device, mounts):
+    # systemd sends SIGTERM for a stop and for a restart alike; the daemon
+    # asks it over D-Bus for its unit's job. A fake systemd on a private
+    # bus answers "restart" (keep the mount, leave the connection stored),
+    # then "stop" (unmount, empty the store).
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    jobfile = tmp_path / "jobtype"
+    ready = str(tmp_path / "bus-ready")
+    jobfile.write_text("restart\n")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork",
+                                "--nopidfile", "--print-address=1"],
+                               stdout=subprocess.PIPE, text=True)
+        procs.append(bus)
+        addr = bus.stdout.readline().strip()
+        assert addr, "dbus-daemon gave no address"
+        procs.append(subprocess.Popen(
+            ["/usr/bin/python3", os.path.join(os.path.dirname(__file__),
+                                              "fake_systemd1.py"),
+             addr, str(jobfile), ready]))
+        for _ in range(200):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        assert os.path.exists(ready), "the fake systemd never came up"
+        env = dict(master.env, DBUS_SYSTEM_BUS_ADDRESS=addr)
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts, env)
+        procs.append(p)
+        mid = mount_id(mnt)
+        p.send_signal(signal.SIGTERM)
+        _wait_exit(p)
+        assert p.returncode == 0
+        assert mount_id(mnt) == mid, "a restart job unmounted"
+        assert sorted(sd.store) == ["famfs-conn", "famfs-state"]
+        assert "stays in the service manager's fd store" in m.log_text()
+        p = sd.start(_daemon_argv(device, mnt, log), env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2, "READY=1 from the next daemon")
+        assert m.status()["takeovers"] == "1"
+        assert mount_id(mnt) == mid
+        jobfile.write_text("stop\n")
+        p.send_signal(signal.SIGTERM)
+        _wait_exit(p)
+        assert p.returncode == 0
+        sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
+        assert mount_id(mnt) is None
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
         sd.close()
