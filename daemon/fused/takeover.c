@@ -97,15 +97,18 @@ static void forget_store(void)
 }
 
 /*
- * A stored connection we will not serve: detach the mount it serves (one
- * unit per mount point, so it is the famfs mount there) and drop every
- * copy of it, so that nothing waits for a daemon that never comes.
+ * A stored connection we will not serve: detach the mount it serves
+ * (@detach: it is the famfs mount at @mountpoint, one unit per mount
+ * point) and drop every copy of it, so that nothing waits for a daemon
+ * that never comes.
  */
-static void drop(struct fused *fs, const char *mountpoint, const char *why)
+static void drop(struct fused *fs, const char *mountpoint, const char *why,
+		 bool detach)
 {
 	fused_log(L_WARN, "not taking over the FUSE connection kept for %s: %s; mounting anew",
 		  mountpoint, why);
-	if (famfs_mount_at(mountpoint) && umount2(mountpoint, MNT_DETACH) < 0)
+	if (detach && famfs_mount_at(mountpoint) &&
+	    umount2(mountpoint, MNT_DETACH) < 0)
 		fused_log(L_WARN, "cannot detach %s: %s", mountpoint,
 			  strerror(errno));
 	forget_store();
@@ -120,9 +123,12 @@ static void drop(struct fused *fs, const char *mountpoint, const char *why)
 	memset(&st, 0, sizeof(st));
 }
 
-/* Why the state cannot be used, or NULL. */
+/*
+ * Why the state cannot be used, or NULL. @detach is cleared when the
+ * mount at @mountpoint, if any, is not the one the connection serves.
+ */
 static const char *state_problem(int conn, const char *mountpoint, char *buf,
-				 size_t len)
+				 size_t len, bool *detach)
 {
 	struct pollfd pfd = { .fd = conn, .events = POLLIN };
 	ssize_t got = pread(state_fd, &st, sizeof(st), 0);
@@ -152,6 +158,7 @@ static const char *state_problem(int conn, const char *mountpoint, char *buf,
 	    st.init_out_len > sizeof(st.init_out))
 		return "its state is damaged";
 	/* The kernel ends a connection at umount: it polls as an error. */
+	*detach = false;
 	if (poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLERR | POLLHUP)))
 		return "the connection has ended (unmounted)";
 	if (!famfs_mount_devno(mountpoint, devno, sizeof(devno)) ||
@@ -168,6 +175,7 @@ bool fused_takeover_begin(struct fused *fs, const char *mountpoint)
 	char **names = NULL, why[PATH_MAX + 128];
 	const char *problem;
 	int n = sd_listen_fds_with_names(1, &names), conn = -1;
+	bool detach = true;
 
 	for (int i = 0; i < n; i++) {
 		int fd = SD_LISTEN_FDS_START + i;
@@ -190,9 +198,10 @@ bool fused_takeover_begin(struct fused *fs, const char *mountpoint)
 		problem = conn < 0 ? "the connection is missing" :
 				     "its state is missing";
 	else
-		problem = state_problem(conn, mountpoint, why, sizeof(why));
+		problem = state_problem(conn, mountpoint, why, sizeof(why),
+					&detach);
 	if (problem) {
-		drop(fs, mountpoint, problem);
+		drop(fs, mountpoint, problem, detach);
 		return false;
 	}
 	/* Counted until we serve: a daemon dying here counts as a failure. */
@@ -230,7 +239,7 @@ bool fused_takeover_verify(struct fused *fs)
 			 fs->readonly ? " (read-only)" : "");
 	else
 		return true;
-	drop(fs, fs->mountpoint, why);
+	drop(fs, fs->mountpoint, why, true);
 	fs->fuse_dev[0] = '\0';
 	return false;
 }
