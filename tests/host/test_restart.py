@@ -4,6 +4,7 @@ service manager's fd store and the next daemon takes it over. The test
 plays systemd's part: a NOTIFY_SOCKET that keeps the fds the daemon
 stores (FDSTORE=1, SCM_RIGHTS), and each new daemon started with them as
 LISTEN_FDS/LISTEN_FDNAMES and its own pid in LISTEN_PID."""
+import ctypes
 import errno
 import fcntl
 import os
@@ -432,6 +433,41 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
         assert p.returncode == 0
         sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
         assert mount_id(mnt) is None
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        sd.close()
+
+
+def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
+    # umount(8) between two daemons ends the stored connection: the next
+    # daemon sees that, says so and mounts anew instead of waiting on it.
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        # umount(2) itself: umount(8) would stat the mount point first,
+        # and that waits for a daemon.
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.umount2(mnt.encode(), 0) == 0, os.strerror(
+            ctypes.get_errno())
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2 and len(sd.store) == 2,
+                "READY=1 and a new connection stored")
+        assert "the connection has ended (unmounted); mounting anew" in \
+            m.log_text(), m.log_text()
+        assert mount_id(mnt) is not None
+        assert m.status()["takeovers"] == "0"
     finally:
         for q in procs:
             if q.poll() is None:
