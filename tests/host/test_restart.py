@@ -274,7 +274,7 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
         # the new daemon's READY=1.
         black = [load.longest(t0, t1) for t0, t1 in windows]
         worst = load.longest(meta=False)
-        print("# restart blackout over %d restarts (%d SIGKILL): median "
+        print("\n# restart blackout over %d restarts (%d SIGKILL): median "
               "%.1f ms, max %.1f ms; %d operations, longest %.1f ms "
               "(creat included), %d files created; exit to READY=1: "
               "median %.1f ms, max %.1f ms" % (
