@@ -296,7 +296,7 @@ static void store(struct fused *fs)
 	snprintf(st.devpath, sizeof(st.devpath), "%s", fs->devpath);
 	snprintf(st.mountpoint, sizeof(st.mountpoint), "%s", fs->mountpoint);
 	snprintf(st.fuse_dev, sizeof(st.fuse_dev), "%s", fs->fuse_dev);
-	sfd = memfd_create(STATE_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	sfd = memfd_create(STATE_NAME, MFD_CLOEXEC);
 	if (sfd < 0) {
 		fused_log(L_WARN, "no takeover state (memfd: %s): a restart will mount anew",
 			  strerror(errno));
@@ -354,6 +354,17 @@ ssize_t fused_takeover_init_reply(struct fused *fs, int fd,
 		fused_log(L_NOTICE, "our INIT reply differs from the one the kernel keeps (flags 0x%x/0x%x, now 0x%x/0x%x): the kernel's stands",
 			  then.flags, then.flags2, now.flags, now.flags2);
 	}
+	/*
+	 * What the kernel agreed to decides how we serve (famfs mode: it
+	 * never sends READ; direct reads), even if our options changed.
+	 */
+	if (fs->famfs_mode != (bool)st.famfs_mode ||
+	    fs->direct_reads != (bool)st.direct_reads)
+		fused_log(L_NOTICE, "the kernel keeps %s mode%s from the first INIT: serving it so",
+			  st.famfs_mode ? "famfs" : "fallback",
+			  st.direct_reads ? " with direct reads" : "");
+	fs->famfs_mode = st.famfs_mode;
+	fs->direct_reads = st.direct_reads;
 	return (ssize_t)total;
 }
 

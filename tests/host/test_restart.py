@@ -398,7 +398,8 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
     try:
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork",
                                 "--nopidfile", "--print-address=1"],
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
         procs.append(bus)
         addr = bus.stdout.readline().strip()
         assert addr, "dbus-daemon gave no address"
