@@ -23,6 +23,7 @@
 #include "famfs_fuse_abi.h"
 #include "fmap_msg.h"
 #include "fused.h"
+#include "takeover.h"
 
 /* Linux 6.6; bookworm's headers predate it. */
 #ifndef FUSE_DIRECT_IO_ALLOW_MMAP
@@ -173,9 +174,11 @@ static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
 	struct fused *fs = userdata;
 	uint8_t out[sizeof(struct fuse_out_header) + FAMFS_FMAP_MAX];
 	struct fuse_in_header ih;
-	ssize_t n = read(fd, buf, len);
+	ssize_t n = fused_takeover_feed(buf, len);
 	size_t rlen;
 
+	if (!n)
+		n = read(fd, buf, len);
 	if (n < (ssize_t)sizeof(ih))
 		return n;
 	fs->requests++;
@@ -183,6 +186,7 @@ static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
 	if (ih.opcode == FUSE_INIT) {
 		saw_init(fs, &ih, (uint8_t *)buf + sizeof(ih),
 			 (size_t)n - sizeof(ih));
+		fused_takeover_note_init(buf, (size_t)n);
 		return n;
 	}
 	rlen = famfs_ext_request(fs, buf, (size_t)n, out, sizeof(out));
@@ -201,18 +205,19 @@ static ssize_t ext_read(int fd, void *buf, size_t len, void *userdata)
 /*
  * Accept FUSE_DAX_FMAP in libfuse's INIT reply when we want famfs mode,
  * and FUSE_DIRECT_IO_ALLOW_MMAP when a read-only mount serves data itself.
+ * True when @iov is the (successful) INIT reply.
  */
-static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
+static bool patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 {
 	struct fuse_out_header oh;
 	struct fuse_init_out *io;
 	uint64_t accept = 0;
 
 	if (count < 2 || iov[0].iov_len < sizeof(oh))
-		return;
+		return false;
 	memcpy(&oh, iov[0].iov_base, sizeof(oh));
 	if (oh.unique != fs->init_unique || oh.error)
-		return;
+		return false;
 	fs->init_seen = false;
 	if (fs->famfs_mode)
 		accept |= FUSE_DAX_FMAP;
@@ -223,13 +228,14 @@ static void patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 		/* An old kernel has no flags2: it cannot be ours. */
 		fs->famfs_mode = false;
 		fs->direct_reads = false;
-		return;
+		return true;
 	}
 	if (!accept)
-		return;
+		return true;
 	io = iov[1].iov_base;
 	io->flags |= FUSE_INIT_EXT;
 	io->flags2 |= (uint32_t)(accept >> 32);
+	return true;
 }
 
 static ssize_t ext_writev(int fd, struct iovec *iov, int count,
@@ -237,8 +243,8 @@ static ssize_t ext_writev(int fd, struct iovec *iov, int count,
 {
 	struct fused *fs = userdata;
 
-	if (fs->init_seen)
-		patch_init_reply(fs, iov, count);
+	if (fs->init_seen && patch_init_reply(fs, iov, count))
+		return fused_takeover_init_reply(fs, fd, iov, count);
 	return writev(fd, iov, count);
 }
 

@@ -82,6 +82,9 @@ struct fused {
 	uint64_t overlapping;
 
 	int64_t mount_time;
+	/* this daemon's start; connections taken over (takeover.c) */
+	int64_t start_time;
+	uint32_t takeovers;
 
 	/* the device's health as famfs_dax reports it (health.c) */
 	char health[64];

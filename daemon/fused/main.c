@@ -27,6 +27,7 @@
 
 #include "fused.h"
 #include "mountinfo.h"
+#include "takeover.h"
 
 #define FUSE_DEV "/dev/fuse"
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
@@ -53,11 +54,13 @@ static struct fused the_fs;
 static bool detached;
 static volatile sig_atomic_t stop;
 
-/* A stop signal: end the loop; main() then unmounts. */
+/*
+ * A stop signal: end the loop; main() then unmounts. SIGUSR1 hands the
+ * connection over to the next daemon instead (takeover.c).
+ */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	stop = sig == SIGUSR1 ? 2 : 1;
 	fuse_session_exit(the_fs.se);
 }
 
@@ -70,6 +73,7 @@ static void set_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -514,7 +518,7 @@ int main(int argc, char **argv)
 	struct fused *fs = &the_fs;
 	char *fargv[] = { argv[0], "-d", NULL };
 	struct fuse_args fargs = FUSE_ARGS_INIT(1, fargv);
-	bool dax_ready;
+	bool dax_ready, adopt;
 	int c, res;
 
 	fs->ready_fd = -1;
@@ -555,7 +559,10 @@ int main(int argc, char **argv)
 	fused_log_init(o.debug, o.logfile);
 	if (!realpath(argv[optind], fs->devpath))
 		die("%s: %s", argv[optind], strerror(errno));
-	if (!realpath(argv[optind + 1], fs->mountpoint)) {
+	fs->start_time = time(NULL);
+	/* A connection handed over: its mount point must not be touched. */
+	adopt = fused_takeover_begin(fs, argv[optind + 1]);
+	if (!adopt && !realpath(argv[optind + 1], fs->mountpoint)) {
 		/* A dead mount there (we restart): check_not_mounted() sees to it. */
 		if (errno != ENOTCONN || argv[optind + 1][0] != '/')
 			die("mount point %s: %s", argv[optind + 1],
@@ -569,8 +576,10 @@ int main(int argc, char **argv)
 	find_unit(fs);
 	dax_ready = prepare_dax(fs, &o);
 	open_device(fs, &o);
+	adopt = adopt && fused_takeover_verify(fs);
 	pick_fuse_dev(fs, &o, dax_ready);
-	check_not_mounted(fs);
+	if (!adopt)
+		check_not_mounted(fs);
 	if (!o.foreground)
 		daemonize(fs);
 
@@ -579,15 +588,25 @@ int main(int argc, char **argv)
 	fs->se = fuse_session_new(&fargs, &fused_ops, sizeof(fused_ops), fs);
 	if (!fs->se)
 		die("cannot create the FUSE session");
-	fs->mount_time = time(NULL);
-	do_mount(fs, &o);
+	if (!adopt) {
+		fs->mount_time = time(NULL);
+		do_mount(fs, &o);
+	}
 	if (famfs_ext_attach(fs, fs->se, fs->fuse_fd) < 0) {
-		umount2(fs->mountpoint, MNT_DETACH);
+		if (!adopt)
+			umount2(fs->mountpoint, MNT_DETACH);
 		die("cannot attach to %s", fs->fuse_dev);
 	}
 	set_signals();
+	if (adopt && fused_takeover_attach(fs) < 0)
+		die("cannot take over the FUSE connection of %s",
+		    fs->mountpoint);
 
 	res = serve(fs);
+	if (fused_takeover_leave(fs, stop, stop == 2)) {
+		fuse_session_destroy(fs->se); /* the fd store keeps it open */
+		return stop == 2 ? FUSED_EXIT_HANDOVER : 0;
+	}
 
 	/*
 	 * A signal ends the loop with our mount still there: take it down.

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -31,8 +32,9 @@ static void usage(FILE *f)
 		"MOUNTPOINTs given) and for each say whether it is healthy, the daemon's\n"
 		"mode (famfs: the kernel maps file memory directly; fallback: the daemon\n"
 		"serves reads and writes itself), the device, this host's role (master\n"
-		"or client), the daemon's pid and request count, how full the log is and\n"
-		"how much space is used and free.\n"
+		"or client), the daemon's pid, request count and start time, how many\n"
+		"times a restarted daemon took over the mount without unmounting it, how\n"
+		"full the log is and how much space is used and free.\n"
 		"\n"
 		"Set-user-ID and set-group-ID files in the log are listed as warnings,\n"
 		"with whether the mount honours them (only with -o suid); they do not\n"
@@ -336,6 +338,25 @@ static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
 	printf("],\"healthy\":%s}\n", all_ok ? "true" : "false");
 }
 
+/*
+ * When the daemon started and how often a new daemon took over the
+ * mount's connection (a restart that did not unmount).
+ */
+static void print_daemon_life(const struct mnt *m)
+{
+	const char *started = kv(m, "started"), *tk = kv(m, "takeovers");
+	time_t t = started ? (time_t)strtoll(started, NULL, 10) : 0;
+	char when[64] = "";
+	struct tm tm;
+
+	if (!started && !tk)
+		return;
+	if (t && localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm);
+	printf("  started:   %s; restarts without unmounting: %s\n",
+	       when[0] ? when : "?", tk ? tk : "?");
+}
+
 static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 {
 	print_kmod(k);
@@ -363,6 +384,7 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			       kv(m, "pid"), kv(m, "unit") ? ", " : "",
 			       kv(m, "unit") ? kv(m, "unit") : "",
 			       kv(m, "requests") ? kv(m, "requests") : "?");
+		print_daemon_life(m);
 		if (m->fsck_ok) {
 			print_fs_usage(r, 11);
 			print_fs_warnings(r, 11, setid_note(m));
@@ -442,11 +464,15 @@ static void summary(const struct kmod *k, const struct mnt *ms,
 	for (unsigned int i = 0; i < n && o < len; i++) {
 		const struct mnt *m = &ms[i];
 
-		o += (size_t)snprintf(buf + o, len - o, "%s %s (%s mode, %s, %s)",
+		const char *tk = kv(m, "takeovers");
+
+		o += (size_t)snprintf(buf + o, len - o, "%s %s (%s mode, %s, %s%s%s)",
 				      i ? "," : ":", m->dir,
 				      kv(m, "mode") ? kv(m, "mode") : "unknown",
 				      kv(m, "role") ? kv(m, "role") : "role unknown",
-				      healthy(m) ? "healthy" : "NOT HEALTHY");
+				      healthy(m) ? "healthy" : "NOT HEALTHY",
+				      tk && strcmp(tk, "0") ? ", restarts without unmounting: " : "",
+				      tk && strcmp(tk, "0") ? tk : "");
 	}
 }
 

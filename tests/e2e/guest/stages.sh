@@ -108,6 +108,8 @@ show_mount_state() {
 }
 
 mounted_famfs() { findmnt -n -o FSTYPE $MNT | grep -q famfs; }
+# The mount's id: a restart that takes the connection over keeps it.
+mount_id() { awk -v m=$MNT '$5 == m { print $1 }' /proc/self/mountinfo; }
 
 # After the boot-time check of the fstab mount: if it is not there, show
 # why, and mount it by hand (reported as a check of CASE) so that the data
@@ -214,16 +216,26 @@ stage_fstab() {
 }
 
 # A process keeps FILE mapped from before a daemon crash until after
-# systemd restarted the daemon; it must read the same bytes throughout.
+# systemd restarted the daemon; it must read the same bytes throughout,
+# and read(2) of it and stat of the mount must never fail meanwhile.
 HOLDER='
 import hashlib, mmap, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY)
 m = mmap.mmap(fd, os.fstat(fd).st_size, mmap.MAP_SHARED, mmap.PROT_READ)
 h0 = hashlib.sha256(m[:]).hexdigest()
+b0 = os.pread(fd, 4096, 0)
 open(sys.argv[2], "w").close()
+errors = 0
 while not os.path.exists(sys.argv[3]):
-    time.sleep(0.1)
+    try:
+        os.stat(os.path.dirname(sys.argv[1]))
+        errors += os.pread(fd, 4096, 0) != b0
+    except OSError as e:
+        errors += 1
+        print(e)
+    time.sleep(0.05)
 print("same" if hashlib.sha256(m[:]).hexdigest() == h0 else "DIFFERENT")
+print("errors=%d" % errors)
 '
 
 stage_restart() {
@@ -232,6 +244,7 @@ stage_restart() {
 	t $c "mount.famfs --unit-name names the running unit" sh -c "
 		[ \"\$(mount.famfs --unit-name $MNT)\" = $u ] && systemctl is-active $u"
 	pid0=$(systemctl show -P MainPID $u)
+	id0=$(mount_id)
 	rm -f /run/held.ready /run/held.go
 	python3 -c "$HOLDER" $MNT/a /run/held.ready /run/held.go >/run/held.out 2>&1 &
 	holder=$!
@@ -249,18 +262,21 @@ stage_restart() {
 	t $c "systemd restarted the daemon (Restart=on-failure)" sh -c "
 		[ '$pid1' != 0 ] && [ '$pid1' != '$pid0' ] && systemctl is-active $u"
 	t $c "lookups work at once after the restart" ls -l $MNT/a $MNT/d/b $MNT/blob
-	# The dead connection holds dax0.0 while its file is mapped; file data
-	# comes back when that ends (dkms/README.md, Ownership).
+	# The new daemon took the connection over from the fd store: the same
+	# mount, and the process using it never saw an error.
+	t $c "the mount is the same (mount id $id0)" sh -c "[ \"\$(awk -v m=$MNT '\$5 == m { print \$1 }' /proc/self/mountinfo)\" = '$id0' ]"
 	touch /run/held.go
 	wait $holder
 	t $c "the mapping held across the crash reads the same bytes" grep -qx same /run/held.out
+	t $c "read(2) and stat never failed across the crash" grep -qx errors=0 /run/held.out
 	t $c "the mount is back, in famfs mode" kernel_mode
 	check_data $c
 	t $c "new files can be made after the restart" sh -c "
 		famfs creat -r -S 99 -s 2m $MNT/after-restart && famfs verify -S 99 -f $MNT/after-restart"
-	t $c "the journal tells the crash and the restart" sh -c "
+	t $c "the journal tells the crash and the takeover" sh -c "
 		journalctl -b --no-pager -u $u | tail -n 15 | tee /dev/stderr |
-			grep -q 'replacing a famfs mount whose daemon is gone'"
+			grep -q 'took over the FUSE connection'"
+	t $c "famfs status counts the takeover" sh -c "famfs status $MNT | tee /dev/stderr | grep -q 'restarts without unmounting: [1-9]'"
 }
 
 stage_persist() {
@@ -280,6 +296,11 @@ stage_persist() {
 	[ -f $CONF ] && echo "$CONF_MARK" >>$CONF
 	pid0=$(pgrep -o famfs-fused || true)
 	note "daemon pid before the upgrade: ${pid0:-none}"
+	id0=$(mount_id)
+	rm -f /run/held.ready /run/held.go
+	python3 -c "$HOLDER" $MNT/a /run/held.ready /run/held.go >/run/held.out 2>&1 &
+	holder=$!
+	t $c "a process maps and reads $MNT/a through the upgrade" wait_for /run/held.ready 30
 	old=$(dpkg-query -W -f='${Version}' famfs)
 	mkdir -p /root/debs-next
 	cp $S/debs/next/*.deb /root/debs-next/
@@ -303,6 +324,13 @@ stage_persist() {
 	pid1=$(pgrep -o famfs-fused || true)
 	note "daemon pid after the upgrade: ${pid1:-none}"
 	t $c "the daemon was restarted" sh -c "[ -n '$pid1' ] && [ '$pid0' != '$pid1' ]"
+	touch /run/held.go
+	wait $holder
+	t $c "the process saw no error through the upgrade, same bytes" sh -c "
+		cat /run/held.out; grep -qx same /run/held.out && grep -qx errors=0 /run/held.out"
+	t $c "the mount is the same (mount id $id0): the new daemon took it over" sh -c "
+		[ \"\$(awk -v m=$MNT '\$5 == m { print \$1 }' /proc/self/mountinfo)\" = '$id0' ]"
+	t $c "the running daemon is version $new" sh -c "grep -x 'version=$new' $MNT/.meta/.status"
 	t $c "the mount works again after the upgrade" mounted_famfs
 	ensure_mounted $c
 	check_data $c

@@ -1,0 +1,477 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A daemon restart does not unmount: the FUSE connection waits in the
+service manager's fd store and the next daemon takes it over. The test
+plays systemd's part: a NOTIFY_SOCKET that keeps the fds the daemon
+stores (FDSTORE=1, SCM_RIGHTS), and each new daemon started with them as
+LISTEN_FDS/LISTEN_FDNAMES and its own pid in LISTEN_PID."""
+import ctypes
+import errno
+import fcntl
+import os
+import re
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import threading
+import time
+
+import pytest
+
+import famfs_host as fh
+
+RESTARTS = 20  # hand-overs (SIGUSR1, as a restart does)
+KILLS = 3  # SIGKILL in the middle of serving
+# No operation may wait longer than this across a restart. The daemon
+# needs a few tens of ms; the rest is margin for a loaded build machine.
+BOUND = 5.0
+HANDOVER_EXIT = 75
+
+# Offsets in the state memfd (daemon/fused/takeover.c, version 1).
+STATE_VERSION_OFF = 8
+STATE_FAILED_OFF = 16
+
+
+class FakeSystemd:
+    """The notify socket and the fd store of one service."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.store = {}
+        self.ready = 0
+
+    def close(self):
+        for fd in self.store.values():
+            os.close(fd)
+        self.store.clear()
+        self.sock.close()
+
+    def _one(self, timeout):
+        self.sock.settimeout(timeout)
+        msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 8)
+        kv = dict(l.split("=", 1) for l in msg.decode().splitlines()
+                  if "=" in l)
+        if kv.get("FDSTORE") == "1" and fds:
+            name = kv.get("FDNAME", "stored")
+            if name in self.store:
+                os.close(self.store[name])
+            self.store[name] = fds.pop(0)
+        if kv.get("FDSTOREREMOVE") == "1":
+            fd = self.store.pop(kv.get("FDNAME", "stored"), None)
+            if fd is not None:
+                os.close(fd)
+        if kv.get("READY") == "1":
+            self.ready += 1
+        for fd in fds:
+            os.close(fd)
+
+    def wait(self, cond, what, timeout=20.0):
+        end = time.monotonic() + timeout
+        while not cond():
+            left = end - time.monotonic()
+            assert left > 0, "no %s from the daemon within %.0f s" % (
+                what, timeout)
+            try:
+                self._one(left)
+            except socket.timeout:
+                pass
+
+    def start(self, argv, env):
+        """Start @argv with the stored fds, as systemd does."""
+        names = sorted(self.store)
+        fds = [self.store[n] for n in names]
+        env = dict(env, NOTIFY_SOCKET=self.path)
+        if fds:
+            env["LISTEN_FDS"] = str(len(fds))
+            env["LISTEN_FDNAMES"] = ":".join(names)
+
+        def child():
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in fds]
+            for i, fd in enumerate(high):
+                os.dup2(fd, 3 + i)
+
+        # LISTEN_PID must be the daemon's own pid: a shell sets it, then
+        # becomes the daemon.
+        wrapper = ["/bin/sh", "-c",
+                   'LISTEN_PID=$$; export LISTEN_PID; exec "$@"', "sh"]
+        return subprocess.Popen(wrapper + argv, env=env, preexec_fn=child,
+                                pass_fds=tuple(range(3, 3 + len(fds))),
+                                stderr=subprocess.PIPE, text=True)
+
+
+def mount_id(mnt):
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            parts = line.split()
+            if parts[4] == mnt:
+                return int(parts[0])
+    return None
+
+
+class Load:
+    """The master keeps creating files; a reader keeps one file open and,
+    in a loop, stats, opens and reads the newest ones. Every operation's
+    start and end are kept, and every failure."""
+
+    def __init__(self, host, mnt, held):
+        self.host, self.mnt, self.held = host, mnt, held
+        self.names = []
+        self.ops = []  # (start, end, what)
+        self.failures = []
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self._create, daemon=True),
+                        threading.Thread(target=self._read, daemon=True)]
+
+    def _timed(self, what, fn):
+        t0 = time.monotonic()
+        try:
+            fn()
+        except (OSError, AssertionError) as e:
+            self.failures.append((what, repr(e), t0))
+        self.ops.append((t0, time.monotonic(), what))
+
+    def _create(self):
+        i = 0
+        while not self.stop.is_set() and i < 300:
+            path = os.path.join(self.mnt, "n%03d" % i)
+
+            def creat():
+                p = self.host.famfs("creat", "-s", "2m", "-r", "-S",
+                                    str(i + 1), path, check=False,
+                                    timeout=30)
+                assert p.returncode == 0, p.stderr
+            self._timed("creat", creat)
+            self.names.append(path)
+            i += 1
+            time.sleep(0.05)
+
+    def _read(self):
+        fd = os.open(self.held, os.O_RDONLY)
+        first = os.pread(fd, 4096, 0)
+        try:
+            while not self.stop.is_set():
+                self._timed("read held", lambda: self._same(
+                    os.pread(fd, 4096, 0), first))
+                self._timed("stat root", lambda: os.stat(self.mnt))
+                if not self.names:
+                    continue
+                new = self.names[-1]
+                self._timed("stat new", lambda: os.stat(new))
+                self._timed("open+read new", lambda: self._open_read(new))
+                self._timed("readdir", lambda: os.listdir(self.mnt))
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _same(a, b):
+        assert a == b, "held file changed"
+
+    @staticmethod
+    def _open_read(path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert len(os.read(fd, 4096)) == 4096
+        finally:
+            os.close(fd)
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in self.threads), \
+            "an operation never returned"
+
+    def longest(self, t0=0.0, t1=float("inf"), meta=True):
+        """The longest operation overlapping [t0, t1]; metadata operations
+        of the reader only (creat is a whole CLI run), or all."""
+        return max((e - s for s, e, what in self.ops
+                    if s <= t1 and e >= t0 and (what != "creat" or not meta)),
+                   default=0.0)
+
+
+def _daemon_argv(device, mnt, log):
+    return [fh.FUSED, "-f", "-o", "logfile=" + log, device, mnt]
+
+
+def _wait_exit(p, timeout=20):
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise AssertionError("daemon %d did not exit" % p.pid)
+
+
+def _first_daemon(sd, master, device, mnt, log, mounts, env=None):
+    os.makedirs(mnt, exist_ok=True)
+    m = fh.Mount(master, device, mnt, log)
+    mounts.append(m)
+    p = sd.start(_daemon_argv(device, mnt, log), env or master.env)
+    m.pid = p.pid
+    sd.wait(lambda: sd.ready == 1 and len(sd.store) == 2,
+            "READY=1 and two stored fds (famfs-conn, famfs-state)")
+    assert sorted(sd.store) == ["famfs-conn", "famfs-state"]
+    return m, p
+
+
+def test_restart_keeps_mount(tmp_path, master, device, mounts):
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    load = None
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        held = os.path.join(mnt, "held")
+        master.famfs("creat", "-s", "2m", "-r", "-S", "7", held)
+        mid = mount_id(mnt)
+        load = Load(master, mnt, held)
+        load.start()
+        time.sleep(0.3)
+        kills = {5, 12, 19}
+        windows = []
+        starts = []  # from the old daemon's exit to the new one's READY=1
+        for i in range(RESTARTS + KILLS):
+            kill = i in kills
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGKILL if kill else signal.SIGUSR1)
+            _wait_exit(p)
+            exited = time.monotonic()
+            if not kill:
+                assert p.returncode == HANDOVER_EXIT, (
+                    p.returncode, p.stderr.read())
+            ready = sd.ready
+            p = sd.start(_daemon_argv(device, mnt, log), master.env)
+            procs.append(p)
+            m.pid = p.pid
+            sd.wait(lambda: sd.ready > ready, "READY=1 after restart %d" % i)
+            windows.append((t0, time.monotonic()))
+            starts.append(windows[-1][1] - exited)
+            assert mount_id(mnt) == mid, "restart %d: the mount changed" % i
+            time.sleep(0.25)
+        time.sleep(0.3)
+        load.finish()
+        assert not load.failures, load.failures[:10]
+        st = m.status()
+        assert st["takeovers"] == str(RESTARTS + KILLS)
+        assert st["pid"] == str(p.pid)
+        assert abs(int(st["started"]) - time.time()) < 120
+        assert mount_id(mnt) == mid
+        out = master.famfs("status", mnt).stdout
+        assert "restarts without unmounting: %d" % (RESTARTS + KILLS) \
+            in out, out
+        assert re.search(r"started: +\d{4}-\d\d-\d\d ", out), out
+        # The blackout of a restart: the longest metadata operation
+        # (stat, open, read, readdir) overlapping it, from the signal to
+        # the new daemon's READY=1.
+        black = [load.longest(t0, t1) for t0, t1 in windows]
+        worst = load.longest(meta=False)
+        print("\n# restart blackout over %d restarts (%d SIGKILL): median "
+              "%.1f ms, max %.1f ms; %d operations, longest %.1f ms "
+              "(creat included), %d files created; exit to READY=1: "
+              "median %.1f ms, max %.1f ms" % (
+                  len(windows), KILLS, statistics.median(black) * 1000,
+                  max(black) * 1000, len(load.ops), worst * 1000,
+                  len(load.names), statistics.median(starts) * 1000,
+                  max(starts) * 1000))
+        assert worst < BOUND, "an operation took %.1f s" % worst
+        # A stop (SIGTERM, no restart queued) unmounts and empties the store.
+        p.send_signal(signal.SIGTERM)
+        _wait_exit(p)
+        assert p.returncode == 0
+        sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
+        assert mount_id(mnt) is None
+    finally:
+        if load:
+            load.stop.set()
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        sd.close()  # ends a connection nobody serves: nothing hangs
+
+
+def _poke_state(sd, off, value):
+    os.pwrite(sd.store["famfs-state"], struct.pack("<I", value), off)
+
+
+def _remounts_with(tmp_path, master, device, mounts, off, value, why):
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        old = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+        procs.append(old)
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        _poke_state(sd, off, value)
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2 and len(sd.store) == 2,
+                "READY=1 and a new connection stored")
+        assert re.search(why, m.log_text()), m.log_text()
+        assert "mounting anew" in m.log_text()
+        # A new mount (mount ids are reused: the old mount's files tell):
+        # the old one was detached and its connection ended.
+        assert mount_id(mnt) is not None
+        with pytest.raises(OSError) as e:
+            os.listdir(old)
+        assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED)
+        assert m.status()["takeovers"] == "0"
+        os.listdir(mnt)
+        # The new mount's state starts afresh: the next restart takes over.
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 3, "READY=1 after the next restart")
+        assert m.status()["takeovers"] == "1"
+    finally:
+        for q in procs:
+            if isinstance(q, int):
+                os.close(q)
+            elif q.poll() is None:
+                q.kill()
+                q.wait()
+        sd.close()
+
+
+def test_three_failed_adoptions_remount(tmp_path, master, device, mounts):
+    _remounts_with(tmp_path, master, device, mounts, STATE_FAILED_OFF, 3,
+                   r"3 takeovers in a row failed")
+
+
+def test_incompatible_state_remounts(tmp_path, master, device, mounts):
+    _remounts_with(tmp_path, master, device, mounts, STATE_VERSION_OFF, 99,
+                   r"state version 99")
+
+
+def test_umount_empties_store(tmp_path, master, device, mounts):
+    # umount(8) ends the session: the daemon exits and takes its
+    # connection out of the store, so none is left without a daemon.
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    p = None
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        subprocess.run(["umount", mnt], check=True)
+        _wait_exit(p)
+        assert p.returncode == 0
+        sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
+        assert mount_id(mnt) is None
+    finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
+        sd.close()
+
+
+def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
+                                                          device, mounts):
+    # systemd sends SIGTERM for a stop and for a restart alike; the daemon
+    # asks it over D-Bus for its unit's job. A fake systemd on a private
+    # bus answers "restart" (keep the mount, leave the connection stored),
+    # then "stop" (unmount, empty the store).
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    jobfile = tmp_path / "jobtype"
+    ready = str(tmp_path / "bus-ready")
+    jobfile.write_text("restart\n")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork",
+                                "--nopidfile", "--print-address=1"],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        procs.append(bus)
+        addr = bus.stdout.readline().strip()
+        assert addr, "dbus-daemon gave no address"
+        procs.append(subprocess.Popen(
+            ["/usr/bin/python3", os.path.join(os.path.dirname(__file__),
+                                              "fake_systemd1.py"),
+             addr, str(jobfile), ready]))
+        for _ in range(200):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        assert os.path.exists(ready), "the fake systemd never came up"
+        env = dict(master.env, DBUS_SYSTEM_BUS_ADDRESS=addr)
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts, env)
+        procs.append(p)
+        mid = mount_id(mnt)
+        p.send_signal(signal.SIGTERM)
+        _wait_exit(p)
+        assert p.returncode == 0
+        assert mount_id(mnt) == mid, "a restart job unmounted"
+        assert sorted(sd.store) == ["famfs-conn", "famfs-state"]
+        assert "stays in the service manager's fd store" in m.log_text()
+        p = sd.start(_daemon_argv(device, mnt, log), env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2, "READY=1 from the next daemon")
+        assert m.status()["takeovers"] == "1"
+        assert mount_id(mnt) == mid
+        jobfile.write_text("stop\n")
+        p.send_signal(signal.SIGTERM)
+        _wait_exit(p)
+        assert p.returncode == 0
+        sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
+        assert mount_id(mnt) is None
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        sd.close()
+
+
+def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
+    # umount(8) between two daemons ends the stored connection: the next
+    # daemon sees that, says so and mounts anew instead of waiting on it.
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        # umount(2) itself: umount(8) would stat the mount point first,
+        # and that waits for a daemon.
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.umount2(mnt.encode(), 0) == 0, os.strerror(
+            ctypes.get_errno())
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2 and len(sd.store) == 2,
+                "READY=1 and a new connection stored")
+        assert "the connection has ended (unmounted); mounting anew" in \
+            m.log_text(), m.log_text()
+        assert mount_id(mnt) is not None
+        assert m.status()["takeovers"] == "0"
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        sd.close()
