@@ -1,5 +1,6 @@
 # famfs mode: the kernel offers FUSE_DAX_FMAP; a privileged server gets it,
 # a server without CAP_SYS_RAWIO is refused.
+plan 7
 t "famfs_fuse loads" insmod /lib/modules/famfs_fuse.ko
 mkdir -p /mnt/f
 t "kernel offers FUSE_DAX_FMAP (bit 43)" sh -c '
