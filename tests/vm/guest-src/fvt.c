@@ -402,15 +402,21 @@ static int errnum(const char *s)
 		{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENOSPC", ENOSPC },
 		{ "EACCES", EACCES }, { "ENOTCONN", ENOTCONN },
 		{ "EROFS", EROFS }, { "ENXIO", ENXIO }, { "SIGBUS", -SIGBUS },
-		{ "EUCLEAN", EUCLEAN },
+		{ "EUCLEAN", EUCLEAN }, { "ENOENT", ENOENT },
 		{ "0", 0 },
 	};
 	unsigned int i;
+	char *end;
+	long n;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(s, t[i].n))
 			return t[i].e;
-	return atoi(s);
+	/* A misspelt name must not turn into 0 ("expect success"). */
+	n = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || n <= 0)
+		die("unknown errno %s", s);
+	return (int)n;
 }
 
 static sigjmp_buf jb;
