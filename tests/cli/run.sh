@@ -83,6 +83,16 @@ run() {
 has_err() { grep -qi -- "$1" "$ERR" || { echo "# stderr lacks '$1'"; return 1; }; }
 has_out() { grep -qi -- "$1" "$OUT" || { echo "# stdout lacks '$1'"; return 1; }; }
 
+# gone PID SECONDS: wait until PID has exited (a zombie counts as gone)
+gone() {
+	local i=0
+	while [ -d "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; do
+		[ "$i" -ge $(($2 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # case NAME BODY: BODY is a function name; it returns 0 for a pass
 check() {
 	local name=$1
@@ -230,7 +240,8 @@ t_multi() {
 	run 0 F creat -D "$IMG" -M m1,2m,11 -M m2,3m -M m3,1m,13 -t 2 || return 1
 	has_out "3 of 3" || return 1
 	run 0 F verify -D "$IMG" -m m1,11 -m m3,13 -t 2 && has_out "2 of 2" || return 1
-	run 1 F verify -D "$IMG" -m m1,11 -m m3,14
+	run 1 F verify -D "$IMG" -m m1,11 -m m3,14 &&
+		has_err "m3: mismatch at offset 0" && has_out "1 of 2 files match"
 }
 check "creat -M / verify -m (several files, threads)" t_multi
 
@@ -319,9 +330,10 @@ check "getmap: map, -q, upstream's exit codes (0 1 2 21)" t_getmap
 
 t_flush_chkread() {
 	run 0 F flush -D "$IMG" -v f42 big.copy && has_out "flushed" || return 1
-	run 1 F flush -D "$IMG" nosuch || return 1
+	run 1 F flush -D "$IMG" nosuch && has_err "nosuch: no such file in the log" ||
+		return 1
 	run 0 F chkread "$SRC/big" && has_out "agree" || return 1
-	run 1 F chkread "$T/nosuchfile"
+	run 1 F chkread "$T/nosuchfile" && has_err "nosuchfile: No such file"
 }
 check "flush on a device, chkread on a file" t_flush_chkread
 
@@ -506,7 +518,7 @@ mcase "mounted: cp and cp -r visible at once, byte-exact (cmp, diff -r)" t_m_cp
 
 t_m_tools() {
 	run 0 F getmap "$MNT/m1" && has_out "size: *6291456" || return 1
-	run 1 F getmap /etc/hostname || return 1
+	run 1 F getmap /etc/hostname && has_err "not in a mounted famfs" || return 1
 	run 21 F getmap "$MNT/x" || return 1
 	run 2 F getmap "$MNT/.meta/.log" || return 1	# served, not logged
 	run 0 F chkread "$MNT/m1" || return 1
@@ -551,7 +563,9 @@ t_m_errors() {
 	run 1 F creat -s 2m "$MNT/nodir/f" && has_err "does not exist" || return 1
 	run 1 F creat -s 2m /tmp/not-famfs-file && has_err "not in a mounted famfs" || return 1
 	run 1 F creat -s 2m "$MNT/.meta/x" && has_err ".meta" || return 1
-	run 1 F creat -s 4g "$MNT/huge"
+	run 1 F creat -s 4g "$MNT/huge" && has_err "huge" &&
+		has_err "space\|fit\|free" || return 1
+	[ ! -e "$MNT/huge" ] || { echo "# huge was created"; return 1; }
 }
 mcase "mounted: errors name the path and the reason" t_m_errors
 
@@ -585,7 +599,7 @@ t_m_dead_daemon() {
 	mounted2=true
 	pid=$(sed -n 's/^pid=//p' "$MNT2/.meta/.status")
 	[ -n "$pid" ] && kill -9 "$pid" || return 1
-	sleep 0.3
+	gone "$pid" 30 || { echo "# daemon $pid still there after 30 s"; return 1; }
 	run 1 F status "$MNT2" && has_out "NOT HEALTHY" && has_out "not connected" || return 1
 	run 1 F status --json "$MNT2" || return 1
 	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["healthy"] or d["mounts"][0]["healthy"])' "$OUT" || return 1
