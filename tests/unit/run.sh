@@ -6,11 +6,11 @@
 # and one case per cmocka_unit_test*() entry in it. A missing binary, a
 # binary whose own plan line differs from its source, or a case that never
 # reported fails. Each binary runs under `timeout` (UNIT_TIMEOUT seconds,
-# default 300); a hung one is killed and the case it hung in is named.
+# default 900); a hung one is killed and the case it hung in is named.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD_DIR=${BUILD_DIR:-build-test}
-LIMIT=${UNIT_TIMEOUT:-300}
+LIMIT=${UNIT_TIMEOUT:-900}
 export CMOCKA_MESSAGE_OUTPUT=TAP
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
