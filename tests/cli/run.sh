@@ -35,6 +35,9 @@ cleanup() {
 	if $mounted; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
+	if mountpoint -q "$T/mnt3" 2>/dev/null; then
+		umount "$T/mnt3" 2>/dev/null || umount -l "$T/mnt3" 2>/dev/null
+	fi
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -342,6 +345,92 @@ t_fsck_after() {
 }
 check "fsck is clean after all of the above" t_fsck_after
 
+# ---- mkfs.famfs and fsck: every documented exit ------------------------------
+
+t_mkfs_exits() {
+	local d=$T/mkfs
+	mkdir -p "$d" || return 1
+	run 1 "$MKFS" "$d/missing.img" && has_err "No such file" || return 1
+	run 1 "$MKFS" "$d" && has_err "is a directory" || return 1
+	truncate -s 8M "$d/small.img"
+	run 1 "$MKFS" "$d/small.img" && has_err "too small" || return 1
+	truncate -s 65M "$d/odd.img"
+	run 1 "$MKFS" "$d/odd.img" && has_err "not a multiple of the 2 MiB" || return 1
+	truncate -s 64M "$d/a.img"
+	run 0 "$MKFS" "$d/a.img" || return 1
+	run 1 "$MKFS" "$d/a.img" && has_err "already holds a famfs; use -f" || return 1
+	run 2 "$MKFS" --no-such-option "$d/a.img" || return 1
+	run 2 "$MKFS" || return 1
+	# -l: a power of two of at least 8 MiB
+	run 1 "$MKFS" -f -l 3m "$d/a.img" && has_err "power of two" || return 1
+	run 1 "$MKFS" -f -l 4m "$d/a.img" && has_err "at least 8 MiB" || return 1
+	run 0 "$MKFS" -f -l 16m "$d/a.img" && has_out "log: *16 MiB, room for 30840 entries" ||
+		return 1
+	run 0 F fsck --json "$d/a.img" || return 1
+	$PY -c 'import json,sys; l=json.load(open(sys.argv[1]))["log"]; sys.exit(not (l["bytes"] == 16 << 20 and l["slots"] == 30840))' "$OUT" ||
+		{ echo "# fsck does not see the 16 MiB log"; return 1; }
+	run 1 "$MKFS" -l 16m -f "$d/small.img" && has_err "too small" || return 1
+	# -k: needs -f; then nothing takes the device for a famfs
+	run 2 "$MKFS" -k "$d/a.img" && has_err "add -f" || return 1
+	run 0 F fsck "$d/a.img" || return 1	# -k without -f changed nothing
+	run 0 "$MKFS" -f -k "$d/a.img" && has_out "invalidated" || return 1
+	run 2 F fsck "$d/a.img" && has_out "NOT A VALID FAMFS" || return 1
+	run 1 F logplay -D "$d/a.img" && has_err "no famfs on this device" || return 1
+	run 0 "$MKFS" "$d/a.img"	# an invalidated superblock is no famfs
+}
+check "mkfs.famfs: missing, directory, too small, odd size, existing famfs (1), usage and -k without -f (2), -l, -k" t_mkfs_exits
+
+# corrupt IMG ENTRY: flip bytes in the path of log entry ENTRY
+corrupt() {
+	printf '\377\377\377\377' | dd of="$1" bs=1 conv=notrunc \
+		seek=$((2 * 1048576 + 48 + $2 * 544 + 40)) 2>/dev/null
+}
+
+t_fsck_exits() {
+	local d=$T/fsck
+	mkdir -p "$d" && newimg "$d/t.img" 64M || return 1
+	run 0 F mkdir -D "$d/t.img" d0 d1 d2 || return 1
+	cp "$d/t.img" "$d/m.img" || return 1
+	# 2: no famfs; 8: could not check; 16: usage
+	truncate -s 64M "$d/zero.img"
+	run 2 F fsck "$d/zero.img" && has_out "no famfs superblock" || return 1
+	run 2 F fsck --json "$d/zero.img" || return 1
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["exit_code"] != 2)' "$OUT" || return 1
+	run 8 F fsck "$d/missing.img" && has_err "No such file" || return 1
+	run 8 F fsck /dev/null && has_err "not a dax device" || return 1
+	run 16 F fsck || return 1
+	# 1: a torn tail (the last entry damaged) ...
+	corrupt "$d/t.img" 2
+	run 1 F fsck "$d/t.img" && has_out "log entry 2: CRC mismatch" && has_out "ERRORS FOUND" ||
+		return 1
+	# ... a client may not repair it ...
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" fsck --repair "$d/t.img" &&
+		has_err "only the master host may repair" || return 1
+	run 1 F fsck "$d/t.img" && has_out "3 of 15420 entries" || return 1
+	# ... the master drops it (1: found and corrected), then fsck is clean
+	run 1 F fsck --repair "$d/t.img" && has_err "dropped 1 damaged entry" &&
+		has_out "result: *clean" || return 1
+	run 0 F fsck "$d/t.img" && has_out "2 of 15420 entries" || return 1
+	run 0 F mkdir -D "$d/t.img" again || return 1	# appends again
+	run 0 F fsck "$d/t.img" && has_out "3 directories" || return 1
+	# Damage followed by a valid entry is no torn append: not repaired.
+	corrupt "$d/m.img" 1
+	run 1 F fsck --repair "$d/m.img" && has_err "not a torn append" || return 1
+	run 1 F fsck "$d/m.img" && has_out "3 of 15420 entries" && has_out "log entry 1"
+}
+check "fsck exits 0, 1, 2, 8 and 16; --repair drops a torn tail (master only), keeps damage in the middle" t_fsck_exits
+
+t_logplay_device() {
+	local d=$T/logplay
+	mkdir -p "$d" && newimg "$d/l.img" 64M || return 1
+	run 0 F mkdir -D "$d/l.img" x y || return 1
+	run 0 F logplay -D "$d/l.img" -v && has_out "mkdir *x" && has_out "mkdir *y" &&
+		has_out "2 entries" || return 1
+	corrupt "$d/l.img" 0
+	run 1 F logplay -D "$d/l.img" && has_err "damaged at entry 0" && has_err "fsck"
+}
+check "logplay -D lists the log; a damaged log exits 1 and names the entry" t_logplay_device
+
 # ---- roles and limits ------------------------------------------------------
 
 t_client() {
@@ -568,6 +657,50 @@ t_m_errors() {
 	[ ! -e "$MNT/huge" ] || { echo "# huge was created"; return 1; }
 }
 mcase "mounted: errors name the path and the reason" t_m_errors
+
+# A mount of its own, whose image the case damages and restores: famfs
+# check's exit bits (2 superblock, 4 log), mkfs.famfs of a mounted device,
+# logplay's upstream options.
+t_m_check_exits() {
+	local img=$T/chk.img m=$T/mnt3 rc=0
+	newimg "$img" 64M && mkdir -p "$m" || return 1
+	FAMFS_MOUNT_HELPER=$MOUNT_HELPER FAMFS_FUSED=$FUSED \
+		timeout 30 "$FAMFS" mount -o fallback=yes "$img" "$m" >"$OUT" 2>"$ERR" || return 1
+	t_m_check_body "$img" "$m" || rc=1
+	umount "$m" || umount -l "$m"
+	return $rc
+}
+t_m_check_body() {
+	local img=$1 m=$2
+	run 0 F creat -s 2m -r -S 5 "$m/f1" || return 1
+	run 0 F check "$m" && has_out "0 problems" || return 1
+	run 1 "$MKFS" -f "$img" && has_err "is mounted on" || return 1
+	# logplay: -m and -r are accepted with a note, the rest refused (2)
+	run 0 F logplay -m "$m" && has_err "note: -m has no effect" || return 1
+	run 0 F logplay -r "$m" && has_err "note: -r has no effect" || return 1
+	run 2 F logplay -c "$m" && has_err "upstream test option" || return 1
+	run 2 F logplay -S /tmp "$m" && has_err "shadow" || return 1
+	run 2 F logplay -s "$m" && has_err "shadow" || return 1
+	run 2 F logplay -d /tmp "$m" && has_err "shadow" || return 1
+	run 2 F logplay -M "$m" && has_err "shadow" || return 1
+	cp "$img" "$T/chk.bak" || return 1
+	# the superblock's version field zeroed: bit 2
+	dd if=/dev/zero of="$img" bs=1 seek=8 count=8 conv=notrunc 2>/dev/null
+	F check "$m" >"$OUT" 2>"$ERR"; RC=$?
+	[ $((RC & 2)) -eq 2 ] && has_err "superblock" ||
+		{ echo "# check exit $RC with a bad superblock"; return 1; }
+	dd if="$T/chk.bak" of="$img" bs=4096 count=1 conv=notrunc 2>/dev/null
+	run 0 F check "$m" || return 1
+	# the log header's magic zeroed: bit 4, not bit 2
+	dd if=/dev/zero of="$img" bs=1 seek=$((2 * 1048576)) count=16 conv=notrunc 2>/dev/null
+	F check "$m" >"$OUT" 2>"$ERR"; RC=$?
+	[ $((RC & 4)) -eq 4 ] && [ $((RC & 2)) -eq 0 ] && has_err "log header.*bad magic" ||
+		{ echo "# check exit $RC with a bad log header"; return 1; }
+	dd if="$T/chk.bak" of="$img" bs=1 skip=$((2 * 1048576)) seek=$((2 * 1048576)) \
+		count=48 conv=notrunc 2>/dev/null
+	run 0 F check "$m" && run 22 F check
+}
+mcase "mounted: check exits 0, 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
 
 # A second mount of the same image as a client: what another host sees.
 t_m_client_mount() {
