@@ -242,16 +242,28 @@ static int devcmp(const char *file, const char *dev, const char *map)
 /* ---- simple commands ---- */
 
 /* KEY's value in the daemon's .meta/.status (KEY= at a line start). */
+/*
+ * One descriptor of the status file, kept open: every read then costs the
+ * daemon the same requests (a READ; the file is direct_io), however long
+ * since the last one. Opening it each time would cost a LOOKUP or GETATTR
+ * whenever the kernel's entry and attribute caches had expired, as they do
+ * during a long run, and those would be counted as upcalls.
+ */
 static long long status_value(const char *status, const char *key)
 {
+	static const char *path;
+	static int fd = -1;
 	char buf[8192], *p;
 	size_t klen = strlen(key);
-	int fd;
 	ssize_t n;
 
-	fd = openf(status, O_RDONLY);
-	n = read(fd, buf + 1, sizeof(buf) - 2);
-	close(fd);
+	if (fd < 0 || strcmp(path, status)) {
+		if (fd >= 0)
+			close(fd);
+		fd = openf(status, O_RDONLY);
+		path = status;
+	}
+	n = pread(fd, buf + 1, sizeof(buf) - 2, 0);
 	if (n <= 0)
 		die("%s: empty", status);
 	buf[0] = '\n';
