@@ -35,9 +35,11 @@ cleanup() {
 	if $mounted; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
-	if mountpoint -q "$T/mnt3" 2>/dev/null; then
-		umount "$T/mnt3" 2>/dev/null || umount -l "$T/mnt3" 2>/dev/null
-	fi
+	for m in "$T/mnt3" "$T/ro"; do
+		if mountpoint -q "$m" 2>/dev/null; then
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		fi
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -701,6 +703,25 @@ t_m_check_body() {
 	run 0 F check "$m" && run 22 F check
 }
 mcase "mounted: check exits 0, 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
+
+# A device this host cannot write (a read-only file system): mkfs.famfs,
+# creat and mkdir refuse it, fsck reads it, fsck --repair cannot (8).
+t_m_readonly() {
+	local r=$T/ro rc=0
+	mkdir -p "$r" && mount -t tmpfs -o size=200m famfs-cli-ro "$r" || return 1
+	truncate -s 64M "$r/a.img" "$r/b.img" && "$MKFS" "$r/a.img" >/dev/null &&
+		mount -o remount,ro "$r" || rc=1
+	[ $rc = 0 ] && {
+		run 1 "$MKFS" "$r/b.img" && has_err "read-only" &&
+		run 1 F creat -D "$r/a.img" -s 2m x && has_err "read-only" &&
+		run 1 F mkdir -D "$r/a.img" d && has_err "read-only" &&
+		run 0 F fsck "$r/a.img" && has_out "clean" &&
+		run 8 F fsck --repair "$r/a.img" && has_err "read-only"
+	} || rc=1
+	umount "$r" || umount -l "$r"
+	return $rc
+}
+mcase "read-only device: mkfs.famfs, creat and mkdir refuse it (1), fsck reads it, fsck --repair exits 8" t_m_readonly
 
 # A second mount of the same image as a client: what another host sees.
 t_m_client_mount() {
