@@ -35,6 +35,11 @@ cleanup() {
 	if $mounted; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
+	for m in "$T/mnt3" "$T/ro"; do
+		if mountpoint -q "$m" 2>/dev/null; then
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		fi
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -44,6 +49,11 @@ CLIENT_UUID=$T/client-uuid			# another host
 $PY -c 'import uuid; print(uuid.uuid4())' >"$CLIENT_UUID"
 
 failed=0
+# The plan: every check and mcase call in this file and in the conformance
+# section it sources runs once, and so do the two ok/notok lines of the
+# mount and the umount.
+echo "1..$(($(cat "$0" "$ROOT/tests/cli/conformance.sh" |
+	grep -Ec '^[[:space:]]*(check|mcase) "') + 2))"
 OUT=$T/out
 ERR=$T/err
 
@@ -79,6 +89,16 @@ run() {
 }
 has_err() { grep -qi -- "$1" "$ERR" || { echo "# stderr lacks '$1'"; return 1; }; }
 has_out() { grep -qi -- "$1" "$OUT" || { echo "# stdout lacks '$1'"; return 1; }; }
+
+# gone PID SECONDS: wait until PID has exited (a zombie counts as gone)
+gone() {
+	local i=0
+	while [ -d "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; do
+		[ "$i" -ge $(($2 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 
 # case NAME BODY: BODY is a function name; it returns 0 for a pass
 check() {
@@ -227,7 +247,8 @@ t_multi() {
 	run 0 F creat -D "$IMG" -M m1,2m,11 -M m2,3m -M m3,1m,13 -t 2 || return 1
 	has_out "3 of 3" || return 1
 	run 0 F verify -D "$IMG" -m m1,11 -m m3,13 -t 2 && has_out "2 of 2" || return 1
-	run 1 F verify -D "$IMG" -m m1,11 -m m3,14
+	run 1 F verify -D "$IMG" -m m1,11 -m m3,14 &&
+		has_err "m3: mismatch at offset 0" && has_out "1 of 2 files match"
 }
 check "creat -M / verify -m (several files, threads)" t_multi
 
@@ -316,9 +337,10 @@ check "getmap: map, -q, upstream's exit codes (0 1 2 21)" t_getmap
 
 t_flush_chkread() {
 	run 0 F flush -D "$IMG" -v f42 big.copy && has_out "flushed" || return 1
-	run 1 F flush -D "$IMG" nosuch || return 1
+	run 1 F flush -D "$IMG" nosuch && has_err "nosuch: no such file in the log" ||
+		return 1
 	run 0 F chkread "$SRC/big" && has_out "agree" || return 1
-	run 1 F chkread "$T/nosuchfile"
+	run 1 F chkread "$T/nosuchfile" && has_err "nosuchfile: No such file"
 }
 check "flush on a device, chkread on a file" t_flush_chkread
 
@@ -326,6 +348,92 @@ t_fsck_after() {
 	run 0 F fsck "$IMG" && has_out "clean"
 }
 check "fsck is clean after all of the above" t_fsck_after
+
+# ---- mkfs.famfs and fsck: every documented exit ------------------------------
+
+t_mkfs_exits() {
+	local d=$T/mkfs
+	mkdir -p "$d" || return 1
+	run 1 "$MKFS" "$d/missing.img" && has_err "No such file" || return 1
+	run 1 "$MKFS" "$d" && has_err "is a directory" || return 1
+	truncate -s 8M "$d/small.img"
+	run 1 "$MKFS" "$d/small.img" && has_err "too small" || return 1
+	truncate -s 65M "$d/odd.img"
+	run 1 "$MKFS" "$d/odd.img" && has_err "not a multiple of the 2 MiB" || return 1
+	truncate -s 64M "$d/a.img"
+	run 0 "$MKFS" "$d/a.img" || return 1
+	run 1 "$MKFS" "$d/a.img" && has_err "already holds a famfs; use -f" || return 1
+	run 2 "$MKFS" --no-such-option "$d/a.img" || return 1
+	run 2 "$MKFS" || return 1
+	# -l: a power of two of at least 8 MiB
+	run 1 "$MKFS" -f -l 3m "$d/a.img" && has_err "power of two" || return 1
+	run 1 "$MKFS" -f -l 4m "$d/a.img" && has_err "at least 8 MiB" || return 1
+	run 0 "$MKFS" -f -l 16m "$d/a.img" && has_out "log: *16 MiB, room for 30840 entries" ||
+		return 1
+	run 0 F fsck --json "$d/a.img" || return 1
+	$PY -c 'import json,sys; l=json.load(open(sys.argv[1]))["log"]; sys.exit(not (l["bytes"] == 16 << 20 and l["slots"] == 30840))' "$OUT" ||
+		{ echo "# fsck does not see the 16 MiB log"; return 1; }
+	run 1 "$MKFS" -l 16m -f "$d/small.img" && has_err "too small" || return 1
+	# -k: needs -f; then nothing takes the device for a famfs
+	run 2 "$MKFS" -k "$d/a.img" && has_err "add -f" || return 1
+	run 0 F fsck "$d/a.img" || return 1	# -k without -f changed nothing
+	run 0 "$MKFS" -f -k "$d/a.img" && has_out "invalidated" || return 1
+	run 2 F fsck "$d/a.img" && has_out "NOT A VALID FAMFS" || return 1
+	run 1 F logplay -D "$d/a.img" && has_err "no famfs on this device" || return 1
+	run 0 "$MKFS" "$d/a.img"	# an invalidated superblock is no famfs
+}
+check "mkfs.famfs: missing, directory, too small, odd size, existing famfs (1), usage and -k without -f (2), -l, -k" t_mkfs_exits
+
+# corrupt IMG ENTRY: flip bytes in the path of log entry ENTRY
+corrupt() {
+	printf '\377\377\377\377' | dd of="$1" bs=1 conv=notrunc \
+		seek=$((2 * 1048576 + 48 + $2 * 544 + 40)) 2>/dev/null
+}
+
+t_fsck_exits() {
+	local d=$T/fsck
+	mkdir -p "$d" && newimg "$d/t.img" 64M || return 1
+	run 0 F mkdir -D "$d/t.img" d0 d1 d2 || return 1
+	cp "$d/t.img" "$d/m.img" || return 1
+	# 2: no famfs; 8: could not check; 16: usage
+	truncate -s 64M "$d/zero.img"
+	run 2 F fsck "$d/zero.img" && has_out "no famfs superblock" || return 1
+	run 2 F fsck --json "$d/zero.img" || return 1
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["exit_code"] != 2)' "$OUT" || return 1
+	run 8 F fsck "$d/missing.img" && has_err "No such file" || return 1
+	run 8 F fsck /dev/null && has_err "not a dax device" || return 1
+	run 16 F fsck || return 1
+	# 1: a torn tail (the last entry damaged) ...
+	corrupt "$d/t.img" 2
+	run 1 F fsck "$d/t.img" && has_out "log entry 2: CRC mismatch" && has_out "ERRORS FOUND" ||
+		return 1
+	# ... a client may not repair it ...
+	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" fsck --repair "$d/t.img" &&
+		has_err "only the master host may repair" || return 1
+	run 1 F fsck "$d/t.img" && has_out "3 of 15420 entries" || return 1
+	# ... the master drops it (1: found and corrected), then fsck is clean
+	run 1 F fsck --repair "$d/t.img" && has_err "dropped 1 damaged entry" &&
+		has_out "result: *clean" || return 1
+	run 0 F fsck "$d/t.img" && has_out "2 of 15420 entries" || return 1
+	run 0 F mkdir -D "$d/t.img" again || return 1	# appends again
+	run 0 F fsck "$d/t.img" && has_out "3 directories" || return 1
+	# Damage followed by a valid entry is no torn append: not repaired.
+	corrupt "$d/m.img" 1
+	run 1 F fsck --repair "$d/m.img" && has_err "not a torn append" || return 1
+	run 1 F fsck "$d/m.img" && has_out "3 of 15420 entries" && has_out "log entry 1"
+}
+check "fsck exits 0, 1, 2, 8 and 16; --repair drops a torn tail (master only), keeps damage in the middle" t_fsck_exits
+
+t_logplay_device() {
+	local d=$T/logplay
+	mkdir -p "$d" && newimg "$d/l.img" 64M || return 1
+	run 0 F mkdir -D "$d/l.img" x y || return 1
+	run 0 F logplay -D "$d/l.img" -v && has_out "mkdir *x" && has_out "mkdir *y" &&
+		has_out "2 entries" || return 1
+	corrupt "$d/l.img" 0
+	run 1 F logplay -D "$d/l.img" && has_err "damaged at entry 0" && has_err "fsck"
+}
+check "logplay -D lists the log; a damaged log exits 1 and names the entry" t_logplay_device
 
 # ---- roles and limits ------------------------------------------------------
 
@@ -454,7 +562,9 @@ elif [ ! -c /dev/fuse ]; then
 fi
 
 MIMG=$T/mnt.img
-if [ -z "$why_no_mount" ]; then
+if [ -n "$why_no_mount" ]; then
+	skip "famfs mount (mount.famfs, fallback mode)" "$why_no_mount"
+else
 	mkdir -p "$MNT"
 	newimg "$MIMG" 256M
 	if FAMFS_MOUNT_HELPER=$MOUNT_HELPER FAMFS_FUSED=$FUSED \
@@ -501,7 +611,7 @@ mcase "mounted: cp and cp -r visible at once, byte-exact (cmp, diff -r)" t_m_cp
 
 t_m_tools() {
 	run 0 F getmap "$MNT/m1" && has_out "size: *6291456" || return 1
-	run 1 F getmap /etc/hostname || return 1
+	run 1 F getmap /etc/hostname && has_err "not in a mounted famfs" || return 1
 	run 21 F getmap "$MNT/x" || return 1
 	run 2 F getmap "$MNT/.meta/.log" || return 1	# served, not logged
 	run 0 F chkread "$MNT/m1" || return 1
@@ -546,9 +656,74 @@ t_m_errors() {
 	run 1 F creat -s 2m "$MNT/nodir/f" && has_err "does not exist" || return 1
 	run 1 F creat -s 2m /tmp/not-famfs-file && has_err "not in a mounted famfs" || return 1
 	run 1 F creat -s 2m "$MNT/.meta/x" && has_err ".meta" || return 1
-	run 1 F creat -s 4g "$MNT/huge"
+	run 1 F creat -s 4g "$MNT/huge" && has_err "huge" &&
+		has_err "space\|fit\|free" || return 1
+	[ ! -e "$MNT/huge" ] || { echo "# huge was created"; return 1; }
 }
 mcase "mounted: errors name the path and the reason" t_m_errors
+
+# A mount of its own, whose image the case damages and restores: famfs
+# check's exit bits (2 superblock, 4 log), mkfs.famfs of a mounted device,
+# logplay's upstream options.
+t_m_check_exits() {
+	local img=$T/chk.img m=$T/mnt3 rc=0
+	newimg "$img" 64M && mkdir -p "$m" || return 1
+	FAMFS_MOUNT_HELPER=$MOUNT_HELPER FAMFS_FUSED=$FUSED \
+		timeout 30 "$FAMFS" mount -o fallback=yes "$img" "$m" >"$OUT" 2>"$ERR" || return 1
+	t_m_check_body "$img" "$m" || rc=1
+	umount "$m" || umount -l "$m"
+	return $rc
+}
+t_m_check_body() {
+	local img=$1 m=$2
+	run 0 F creat -s 2m -r -S 5 "$m/f1" || return 1
+	run 0 F check "$m" && has_out "0 problems" || return 1
+	run 1 "$MKFS" -f "$img" && has_err "is mounted on" || return 1
+	# logplay: -m and -r are accepted with a note, the rest refused (2)
+	run 0 F logplay -m "$m" && has_err "note: -m has no effect" || return 1
+	run 0 F logplay -r "$m" && has_err "note: -r has no effect" || return 1
+	run 2 F logplay -c "$m" && has_err "upstream test option" || return 1
+	run 2 F logplay -S /tmp "$m" && has_err "shadow" || return 1
+	run 2 F logplay -s "$m" && has_err "shadow" || return 1
+	run 2 F logplay -d /tmp "$m" && has_err "shadow" || return 1
+	run 2 F logplay -M "$m" && has_err "shadow" || return 1
+	cp "$img" "$T/chk.bak" || return 1
+	# the superblock's version field zeroed: bit 2
+	dd if=/dev/zero of="$img" bs=1 seek=8 count=8 conv=notrunc 2>/dev/null
+	F check "$m" >"$OUT" 2>"$ERR"; RC=$?
+	[ $((RC & 2)) -eq 2 ] && has_err "superblock" ||
+		{ echo "# check exit $RC with a bad superblock"; return 1; }
+	dd if="$T/chk.bak" of="$img" bs=4096 count=1 conv=notrunc 2>/dev/null
+	run 0 F check "$m" || return 1
+	# the log header's magic zeroed: bit 4, not bit 2
+	dd if=/dev/zero of="$img" bs=1 seek=$((2 * 1048576)) count=16 conv=notrunc 2>/dev/null
+	F check "$m" >"$OUT" 2>"$ERR"; RC=$?
+	[ $((RC & 4)) -eq 4 ] && [ $((RC & 2)) -eq 0 ] && has_err "log header.*bad magic" ||
+		{ echo "# check exit $RC with a bad log header"; return 1; }
+	dd if="$T/chk.bak" of="$img" bs=1 skip=$((2 * 1048576)) seek=$((2 * 1048576)) \
+		count=48 conv=notrunc 2>/dev/null
+	run 0 F check "$m" && run 22 F check
+}
+mcase "mounted: check exits 0, 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
+
+# A device this host cannot write (a read-only file system): mkfs.famfs,
+# creat and mkdir refuse it, fsck reads it, fsck --repair cannot (8).
+t_m_readonly() {
+	local r=$T/ro rc=0
+	mkdir -p "$r" && mount -t tmpfs -o size=200m famfs-cli-ro "$r" || return 1
+	truncate -s 64M "$r/a.img" "$r/b.img" && "$MKFS" "$r/a.img" >/dev/null &&
+		mount -o remount,ro "$r" || rc=1
+	[ $rc = 0 ] && {
+		run 1 "$MKFS" "$r/b.img" && has_err "read-only" &&
+		run 1 F creat -D "$r/a.img" -s 2m x && has_err "read-only" &&
+		run 1 F mkdir -D "$r/a.img" d && has_err "read-only" &&
+		run 0 F fsck "$r/a.img" && has_out "clean" &&
+		run 8 F fsck --repair "$r/a.img" && has_err "read-only"
+	} || rc=1
+	umount "$r" || umount -l "$r"
+	return $rc
+}
+mcase "read-only device: mkfs.famfs, creat and mkdir refuse it (1), fsck reads it, fsck --repair exits 8" t_m_readonly
 
 # A second mount of the same image as a client: what another host sees.
 t_m_client_mount() {
@@ -580,7 +755,7 @@ t_m_dead_daemon() {
 	mounted2=true
 	pid=$(sed -n 's/^pid=//p' "$MNT2/.meta/.status")
 	[ -n "$pid" ] && kill -9 "$pid" || return 1
-	sleep 0.3
+	gone "$pid" 30 || { echo "# daemon $pid still there after 30 s"; return 1; }
 	run 1 F status "$MNT2" && has_out "NOT HEALTHY" && has_out "not connected" || return 1
 	run 1 F status --json "$MNT2" || return 1
 	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["healthy"] or d["mounts"][0]["healthy"])' "$OUT" || return 1
@@ -592,9 +767,14 @@ mcase "mounted: status reports a mount whose daemon was killed (exit 1)" t_m_dea
 
 . "$ROOT/tests/cli/conformance.sh"
 
-if $mounted; then
-	if umount "$MNT"; then ok "umount"; mounted=false; else notok "umount"; fi
-	check "fsck of the image after umount" run 0 F fsck "$MIMG"
+if ! $mounted; then
+	skip "umount" "${why_no_mount:-not mounted}"
+elif umount "$MNT"; then
+	ok "umount"
+	mounted=false
+else
+	notok "umount"
 fi
+mcase "fsck of the image after umount" run 0 F fsck "$MIMG"
 
 [ "$failed" -eq 0 ]

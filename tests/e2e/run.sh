@@ -83,9 +83,13 @@ result() { # ok|fail|skip NAME [REASON]
 	skip) echo "ok - $2 # SKIP $3" ;;
 	esac | tee -a "$W/results"
 }
+# The plan: one line per wanted case, and one for the boots.
+BOOTS_CASE="boots: every guest finished its stage with a clean kernel log"
+echo "1..$(($(echo $want | wc -w) + (nboots > 0)))"
 fatal() { # message: every wanted case fails
 	log "error: $*"
 	for c in $want; do result fail "$c" "$*"; done
+	[ $nboots -eq 0 ] || result fail "$BOOTS_CASE" "$*"
 	exit 1
 }
 
@@ -219,13 +223,18 @@ boot() { # N STAGE
 	[ -n "${E2E_VERBOSE:-}" ] && cat "$W/console-$n.log" >&2
 	tr -d '\r' <"$W/share/out/$n.log" >"$W/stage-$n.log" 2>/dev/null || : >"$W/stage-$n.log"
 	cat "$W/stage-$n.log" >>"$W/checks"
-	if [ ! -f "$W/share/out/$n.rc" ]; then
-		log "boot $n did not finish (qemu exit $qrc; timeout ${boot_timeout}s); console tail:"
+	# Finished means: the stage runner wrote exit status 0 and the stage
+	# printed its last line; a stage that stopped half way fails here even
+	# if every check it reached passed.
+	grc=$(cat "$W/share/out/$n.rc" 2>/dev/null)
+	if [ "$grc" != 0 ] || ! grep -qx "# stage $stage done" "$W/stage-$n.log"; then
+		log "boot $n did not finish (qemu exit $qrc; stage exit '${grc:-none}'; timeout ${boot_timeout}s); console tail:"
 		tail -n 25 "$W/console-$n.log" >&2
-		echo "not ok - boot$n: guest finished stage $stage (qemu exit $qrc)" >>"$W/checks"
+		echo "not ok - boot$n: guest finished stage $stage (qemu exit $qrc, stage exit ${grc:-none}, $(grep -c "^# stage $stage done\$" "$W/stage-$n.log") done line)" >>"$W/checks"
 		return 1
 	fi
-	grep -E 'Oops|BUG:|Kernel panic|general protection' "$W/console-$n.log" >"$W/trouble-$n" &&
+	# The same kernel trouble the VM tier looks for.
+	grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' "$W/console-$n.log" >"$W/trouble-$n" &&
 		{ echo "not ok - boot$n: kernel log clean"; sed 's/^/#   /' "$W/trouble-$n"; } >>"$W/checks"
 	return 0
 }
@@ -298,11 +307,12 @@ run_guests() {
 	wants persistence && case_from_checks persistence persist
 	wants upgrade && case_from_checks upgrade upgrade
 	wants remove-purge && case_from_checks remove-purge remove
-	# A boot that died is a failure even if its case was not asked for.
+	# A boot that died, or whose kernel log is not clean, is a failure
+	# even if its case was not asked for.
 	if grep -q '^not ok - boot' "$W/checks"; then
-		grep '^not ok - boot' "$W/checks" | while read -r l; do
-			result fail "${l#not ok - }"
-		done
+		result fail "$BOOTS_CASE" "$(grep '^not ok - boot' "$W/checks" | sed 's/^not ok - //' | paste -sd ';' -)"
+	else
+		result ok "$BOOTS_CASE"
 	fi
 }
 

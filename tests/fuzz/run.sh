@@ -8,14 +8,18 @@ BUILD_DIR=${BUILD_DIR:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-20}
 work=${FUZZ_WORK:-$BUILD_DIR/fuzz-work}
 
+harnesses="superblock log fmap"
+echo "1..$(echo $harnesses | wc -w)"
 rm -rf "$work/seeds"
 mkdir -p "$work"
 if ! "$BUILD_DIR/tests/fuzz/make_seeds" "$work/seeds"; then
-	echo "not ok - fuzz/seeds: could not write the seed corpus"
+	for f in $harnesses; do
+		echo "not ok - fuzz/$f: could not write the seed corpus"
+	done
 	exit 1
 fi
 status=0
-for f in superblock log fmap; do
+for f in $harnesses; do
 	corpus="$work/corpus-$f"
 	mkdir -p "$corpus"
 	log="$work/$f.log"

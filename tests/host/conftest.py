@@ -10,6 +10,31 @@ import famfs_host as fh
 _results = {}
 
 
+def _tap(line):
+    path = os.environ.get("FAMFS_TAP")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+def pytest_collection_finish(session):
+    """The tier's plan: every collected test, written before any runs, so
+    a run that dies half way falls short of it."""
+    path = os.environ.get("FAMFS_TAP")
+    if path:
+        with open(path + ".plan", "w") as f:
+            f.write("1..%d\n" % len(session.items))
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """The test now running, for tests/host/run.sh to name if the whole
+    run has to be killed."""
+    path = os.environ.get("FAMFS_TAP")
+    if path:
+        with open(path + ".running", "w") as f:
+            f.write(nodeid + "\n")
+
+
 def pytest_runtest_logreport(report):
     name = report.nodeid.split("::", 1)[-1]
     prev = _results.get(name)
@@ -23,20 +48,20 @@ def pytest_runtest_logreport(report):
     elif report.when == "call":
         line = "ok - %s" % name
     else:
-        return
+        line = None
     # A failure in setup, call or teardown wins over an earlier pass.
-    if prev and prev.startswith("not ok"):
-        return
-    _results[name] = line
+    if line and not (prev and prev.startswith("not ok")):
+        _results[name] = line
+    # Teardown is a test's last report: its line goes out now, so the
+    # lines of finished tests survive a run that is killed later.
+    if report.when == "teardown" and name in _results:
+        _tap(_results.pop(name))
 
 
 def pytest_sessionfinish(session, exitstatus):
-    path = os.environ.get("FAMFS_TAP")
-    if not path:
-        return
-    with open(path, "w") as f:
-        for line in _results.values():
-            f.write(line + "\n")
+    for line in _results.values():
+        _tap(line)
+    _results.clear()
 
 
 def _missing():

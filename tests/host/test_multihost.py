@@ -35,20 +35,28 @@ def test_client_role_and_readonly(pair):
     assert m.status()["role"] == "master"
 
 
-def test_client_sees_master_files(pair, master, capsys):
+def test_client_sees_master_files(pair, master, client, mounts, tmp_path,
+                                  capsys):
     m, c = pair
     # Poll only: the client's own timer catches the entry (no lookup).
+    # Any bound is about a busy machine, not famfs: it is generous, and
+    # the delay is printed (make bench measures latency).
     master.famfs("creat", "-s", "4m", "-r", "-S", "11",
                  os.path.join(m.mnt, "polled"))
     n = fh.log_next_index(m.dev)
-    poll = _wait(lambda: int(c.status()["log_entries"]) == n, 5.0)
-    assert poll is not None, "client did not catch up within 5 s"
-    assert poll < 0.2 * 2 + 0.5  # poll_ms=200: bounded by about one period
-    # Lookup: a miss re-reads the log tail, so a path is visible at once.
+    poll = _wait(lambda: int(c.status()["log_entries"]) == n, 60.0)
+    assert poll is not None, "client's poll did not catch up within 60 s"
+    # Lookup: a miss re-reads the log tail, so a path is visible at once,
+    # on the first look, even to a client that never polls.
+    q = fh.Mount(client, m.dev, str(tmp_path / "nopoll"),
+                 str(tmp_path / "fused-nopoll.log"), opts="poll_ms=0")
+    mounts.append(q)
+    q.mount()
     master.famfs("creat", "-s", "2m", os.path.join(m.mnt, "looked-up"))
-    seen = _wait(lambda: os.path.exists(os.path.join(c.mnt, "looked-up")),
-                 5.0)
-    assert seen is not None and seen < 0.1
+    t0 = time.monotonic()
+    assert os.path.exists(os.path.join(q.mnt, "looked-up"))
+    seen = time.monotonic() - t0
+    assert int(q.status()["log_entries"]) == fh.log_next_index(m.dev)
     with capsys.disabled():
         print("\n# client visibility: poll %.0f ms (poll_ms=200), "
               "lookup %.1f ms" % (poll * 1000, seen * 1000))
@@ -69,9 +77,11 @@ def test_client_rejects_writes(pair, master, client):
     before = fh.log_next_index(m.dev)
     p = client.famfs("creat", "-s", "2m", os.path.join(c.mnt, "nope"),
                      check=False)
-    assert p.returncode == 1
+    assert p.returncode == 1 and "this host is a client" in p.stderr, \
+        p.stderr
     p = client.famfs("mkdir", os.path.join(c.mnt, "nodir"), check=False)
-    assert p.returncode == 1
+    assert p.returncode == 1 and "this host is a client" in p.stderr, \
+        p.stderr
     for fn, err in (
             (lambda: _open(os.path.join(c.mnt, "f"), os.O_RDWR),
              errno.EROFS),

@@ -10,6 +10,15 @@
 
 #include "helpers.h"
 
+/*
+ * Each result line out at once: tests/unit/run.sh names the case a hung
+ * binary was killed in from the lines it printed before.
+ */
+__attribute__((constructor)) static void line_buffered_stdout(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 void scratch_make(struct scratch *s, uint64_t size)
 {
 	FILE *f;

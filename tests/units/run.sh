@@ -15,6 +15,8 @@ B=${FAMFS_BUILD:-$top/build}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 fails=0
+# The plan: every check call in this file runs once.
+echo "1..$(grep -Ec '^[[:space:]]*check "' "$0")"
 
 check() { # NAME CMD...
 	name=$1

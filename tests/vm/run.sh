@@ -37,10 +37,21 @@ export FAMFS_CACHE=$C
 cases=${1:-all}
 timeout_s=${VM_TIMEOUT:-300}
 
-die() { echo "vm-test: error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+die() {
+	echo "vm-test: error: $*" >&2
+	printf '1..1\nnot ok - vm tier: %s\n0 passed, 1 failed\n' "$*"
+	exit 1
+}
 log() { echo "vm-test: $*" >&2; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# Every case named must exist: a misspelt name would run nothing and pass.
+for c in $(echo "$cases" | tr ',' ' '); do
+	[ "$c" = all ] || [ "$c" = pair ] || [ -f "$here/cases/$c.sh" ] ||
+		{ [ -n "${VM_EXTRA_CASES:-}" ] && [ -f "$VM_EXTRA_CASES/$c.sh" ]; } ||
+		die "no case named '$c' (tests/vm/cases/*.sh, pair)"
+done
 
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 missing (DEPS_KERNEL=1 scripts/deps.sh)"
@@ -180,24 +191,41 @@ boot() {
 }
 
 # 4. Results. results NAME [LABEL]: print the guest's checks (names
-# prefixed with LABEL), add "the guest finished" on failure and "its
-# kernel log is clean", and count them into pass and fail.
+# prefixed with LABEL), add "the guest finished its plan" and "its kernel
+# log is clean", and count them into pass, fail and plan. The guest's plan
+# is the sum of its cases' plans ("1..N" at its end; if it never got
+# there, the "# plan CASE N" notes of the cases it began).
 pass=0
 fail=0
+plan=0
 results() {
-	local name=$1 label=${2:-} p f
+	local name=$1 label=${2:-} p f gp ran why=
 	tr -d '\r' <"$w/$name.results" >"$w/$name.txt"
 	p=$(grep -c '^ok ' "$w/$name.txt" || true)
 	f=$(grep -c '^not ok ' "$w/$name.txt" || true)
-	grep -E '^(ok|not ok) |^# bench|^# measure' "$w/$name.txt" |
+	grep -E '^(ok|not ok) |^# bench|^# measure|^# plan broken' "$w/$name.txt" |
 		sed -E "s/^((not )?ok [0-9]+ - )/\1$label/" || true
 	pass=$((pass + p))
 	fail=$((fail + f))
+	ran=$((p + f))
+	gp=$(sed -nE 's/^1\.\.([0-9]+)$/\1/p' "$w/$name.txt" | tail -n 1)
+	[ -n "$gp" ] || gp=$(awk '/^# plan [^ ]+ [0-9]+$/ { n += $4 } END { print n + 0 }' "$w/$name.txt")
+	plan=$((plan + gp + 2))
 	if ! grep -q '^# done' "$w/$name.txt"; then
-		fail=$((fail + 1))
-		echo "not ok - ${label}guest did not finish (qemu exit $(cat "$w/$name.rc"), timeout ${timeout_s}s)"
+		why="did not finish (qemu exit $(cat "$w/$name.rc"), timeout ${timeout_s}s)"
 		cat "$w/$name.qemu" >&2
 		tail -n 40 "$w/$name.console" >&2
+	elif grep -q '^# plan broken' "$w/$name.txt"; then
+		why="a case's checks differ from its plan"
+	elif [ "$ran" -ne "$gp" ]; then
+		why="planned $gp checks, ran $ran"
+	fi
+	if [ -n "$why" ]; then
+		fail=$((fail + 1))
+		echo "not ok - ${label}guest finished its plan: $why"
+	else
+		pass=$((pass + 1))
+		echo "ok - ${label}guest finished its plan ($gp checks)"
 	fi
 	# The host also checks the whole console for kernel trouble.
 	if grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' \
@@ -252,6 +280,9 @@ fi
 cat "$w/fulltree.txt"
 pass=$((pass + $(grep -c '^ok' "$w/fulltree.txt" || true)))
 fail=$((fail + $(grep -c '^not ok' "$w/fulltree.txt" || true)))
+# full-tree.sh's lines are planned as they come (dkms/full-tree-check.sh
+# prints one per patch and check); the ABI check below is one more.
+plan=$((plan + $(grep -c '^\(not \)\?ok' "$w/fulltree.txt" || true) + 1))
 if [ $abi_ok = 1 ]; then
 	pass=$((pass + 1))
 	echo "ok - famfs_fuse_abi.h matches the patched uapi fuse.h"
@@ -267,5 +298,6 @@ if [ "$fail" -ne 0 ] && [ -z "${VM_KEEP:-}" ]; then
 	done
 	log "logs of this run: $C/vm/last-failure/"
 fi
+echo "1..$plan"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -365,11 +365,11 @@ stage_upgraded() {
 	t $c "apt purge famfs famfs-dkms" apt-get purge -y famfs famfs-dkms
 	t $c "both packages are gone" sh -c "! dpkg-query -W -f='\${Status}\n' famfs famfs-dkms 2>/dev/null | grep -q installed"
 	t $c "no famfs_fuse.ko left under /lib/modules" sh -c "! find /lib/modules/ /usr/lib/modules/ -name 'famfs_fuse.ko*' | grep ."
-	t $c "dkms has no famfs-fuse" sh -c "! dkms status -m famfs-fuse | grep -q .; ! ls -d /usr/src/famfs-fuse-* /var/lib/dkms/famfs-fuse 2>/dev/null | grep -q ."
+	t $c "dkms has no famfs-fuse" sh -c "! dkms status -m famfs-fuse | grep . && ! ls -d /usr/src/famfs-fuse-* /var/lib/dkms/famfs-fuse 2>/dev/null | grep ."
 	t $c "famfs_fuse not loaded (or unloads)" sh -c "! lsmod | grep -q '^famfs_fuse ' || modprobe -r famfs_fuse || rmmod famfs_fuse"
 	t $c "no famfs units, udev rules or modules-load files left" sh -c "
 		for f in $units; do [ ! -e \"\$f\" ] || { echo \"left: \$f\"; exit 1; }; done
-		! systemctl list-unit-files --no-legend 'famfs*' | grep .
+		! systemctl list-unit-files --no-legend 'famfs*' | grep . &&
 		! ls /etc/systemd/system/*/famfs* /etc/systemd/system/famfs* 2>/dev/null | grep ."
 	t $c "/etc/famfs is gone after purge" test ! -e /etc/famfs
 	t $c "no famfs programs left" sh -c '! command -v famfs && ! command -v famfs-fused && ! ls /sbin/mount.famfs /usr/sbin/mount.famfs 2>/dev/null'

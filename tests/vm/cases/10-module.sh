@@ -1,5 +1,6 @@
 # famfs_fuse.ko loads beside the built-in fuse, registers its own names,
 # and unloads cleanly.
+plan 11
 FF=/lib/modules/famfs_fuse.ko
 
 t "built-in fuse present" sh -c 'grep -qx "nodev	fuse" /proc/filesystems && test -c /dev/fuse'

@@ -1,4 +1,5 @@
 # An NVDIMM (QEMU -device nvdimm backed by a file) becomes /dev/dax0.0.
+plan 5
 t "nvdimm region present" sh -c '. /tests/lib.sh; wait_for /sys/bus/nd/devices/region0 10'
 t "ndctl makes namespace0.0 devdax" sh -c '
 	ndctl create-namespace -f -e namespace0.0 --mode=devdax --align=2M ||

@@ -1,5 +1,6 @@
 # famfs mode: the kernel offers FUSE_DAX_FMAP to a privileged mounter,
 # whose server then gets it; without CAP_SYS_RAWIO it is not offered.
+plan 7
 t "famfs_fuse loads" insmod /lib/modules/famfs_fuse.ko
 mkdir -p /mnt/f
 t "kernel offers FUSE_DAX_FMAP (bit 43)" sh -c '

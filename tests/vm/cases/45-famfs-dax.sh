@@ -1,5 +1,6 @@
 # The famfs_dax driver (in famfs_fuse.ko) takes dax0.0 over from
 # device_dax through new_id and serves its device node itself.
+plan 8
 t "famfs_dax driver registered with famfs_fuse" sh -c '
 	insmod /lib/modules/famfs_fuse.ko && test -d /sys/bus/dax/drivers/famfs_dax'
 t "famfs_dax binds nothing by itself" sh -c '

@@ -3,6 +3,7 @@
 # file mapped, and a new famfs-fused on the same mount point replaces the
 # dead mount; the old mapping keeps working, lookups work at once and
 # file data once the old mapping is gone.
+plan 15
 M=/mnt/famfs
 S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
@@ -39,5 +40,5 @@ t "files verify once the old mapping is gone" sh -c "
 	famfs verify -S 31 $M/held && famfs verify -S 13 $M/il2"
 t "new files can be made after the restart" sh -c "
 	famfs creat -s 4m -r -S 67 $M/after && famfs verify -S 67 $M/after"
-t "unmount and unload" sh -c "umount $M && sleep 0.3 && rmmod famfs_fuse"
+t "unmount and unload" sh -c ". /tests/lib.sh; umount $M && unload famfs_fuse"
 t "kernel log clean after the restart tests" dmesg_clean

@@ -5,6 +5,7 @@
 # survives its own mapping being revoked and reports the device lost, and
 # the mount unmounts. Runs after the cases that share 60's file system: it
 # leaves dax0.0 back on device_dax.
+plan 18
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-devgone.log
@@ -52,7 +53,7 @@ t "famfs status: NOT HEALTHY, memory lost, exit 1" sh -c "
 t "unmount after the device went away" sh -c "
 	umount $M && ! grep -q ' $M ' /proc/mounts"
 t "the daemon exits" wait_gone "$pid"
-t "module unloads after the device went away" sh -c "sleep 0.3; rmmod famfs_fuse"
+t "module unloads after the device went away" unload famfs_fuse
 t "dax0.0 goes back to device_dax" sh -c "
 	echo dax0.0 >/sys/bus/dax/drivers/device_dax/bind 2>/dev/null || true
 	[ \"\$(basename \$(readlink /sys/bus/dax/devices/dax0.0/driver))\" = device_dax ]"

@@ -4,6 +4,7 @@
 # dax_associate_entry; so the daemon must refuse the second file and the
 # kernel must never be asked to map it. On a fresh file system: the cases
 # before share 60's and expect it clean.
+plan 14
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-crosslink.log
@@ -33,5 +34,5 @@ t "the owner still maps and verifies" sh -c "
 t "fsck and status report the cross-link (exit 1)" sh -c "
 	famfs fsck $M; r1=\$?; famfs status $M; r2=\$?; [ \$r1 -eq 1 ] && [ \$r2 -eq 1 ]"
 t "unmount" umount $M
-t "module unloads" sh -c "sleep 0.3; rmmod famfs_fuse"
+t "module unloads" unload famfs_fuse
 t "kernel log clean after the cross-link" dmesg_clean

@@ -248,16 +248,28 @@ static int devcmp(const char *file, const char *dev, const char *map)
 /* ---- simple commands ---- */
 
 /* KEY's value in the daemon's .meta/.status (KEY= at a line start). */
+/*
+ * One descriptor of the status file, kept open: every read then costs the
+ * daemon the same requests (a READ; the file is direct_io), however long
+ * since the last one. Opening it each time would cost a LOOKUP or GETATTR
+ * whenever the kernel's entry and attribute caches had expired, as they do
+ * during a long run, and those would be counted as upcalls.
+ */
 static long long status_value(const char *status, const char *key)
 {
+	static const char *path;
+	static int fd = -1;
 	char buf[8192], *p;
 	size_t klen = strlen(key);
-	int fd;
 	ssize_t n;
 
-	fd = openf(status, O_RDONLY);
-	n = read(fd, buf + 1, sizeof(buf) - 2);
-	close(fd);
+	if (fd < 0 || strcmp(path, status)) {
+		if (fd >= 0)
+			close(fd);
+		fd = openf(status, O_RDONLY);
+		path = status;
+	}
+	n = pread(fd, buf + 1, sizeof(buf) - 2, 0);
 	if (n <= 0)
 		die("%s: empty", status);
 	buf[0] = '\n';
@@ -408,15 +420,21 @@ static int errnum(const char *s)
 		{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENOSPC", ENOSPC },
 		{ "EACCES", EACCES }, { "ENOTCONN", ENOTCONN },
 		{ "EROFS", EROFS }, { "ENXIO", ENXIO }, { "SIGBUS", -SIGBUS },
-		{ "EUCLEAN", EUCLEAN },
+		{ "EUCLEAN", EUCLEAN }, { "ENOENT", ENOENT },
 		{ "0", 0 },
 	};
 	unsigned int i;
+	char *end;
+	long n;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(s, t[i].n))
 			return t[i].e;
-	return atoi(s);
+	/* A misspelt name must not turn into 0 ("expect success"). */
+	n = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || n <= 0)
+		die("unknown errno %s", s);
+	return (int)n;
 }
 
 static sigjmp_buf jb;

@@ -603,6 +603,28 @@ static void serve(int fd)
 	}
 }
 
+/* @mode is one of the NULL-terminated @modes (a misspelt test mode must
+ * fail the test, not turn into an ENOSYS answer that "fails" the open). */
+static int known_mode(const char *mode, const char *const *modes)
+{
+	for (; *modes; modes++)
+		if (!strcmp(mode, *modes))
+			return 1;
+	return 0;
+}
+
+static const char *const fmap_modes[] = {
+	"good", "good-multi", "good-iext", "trailing", "selfdup", "dupdev",
+	"iext-shortstrip", "iext-manystrips", "iext-chunk0", "short",
+	"version", "exttype", "noext", "toomany", "unaligned", "zerolen",
+	"baddev", "shortmap", "truncated", "wrap", "oversize", "garbage",
+	"error", "iext-midpage", "outofdev", "nodata", NULL
+};
+static const char *const daxdev_modes[] = {
+	"good", "short", "error", "badindex", "relative", "missing",
+	"notchr", "notdax", "noterm", NULL
+};
+
 int main(int argc, char **argv)
 {
 	const char *dev = "/dev/famfs-fuse", *type = "famfs_fuse";
@@ -659,6 +681,13 @@ int main(int argc, char **argv)
 		default:
 			return 2;
 		}
+	}
+	if ((!known_mode(fmap_mode, fmap_modes) &&
+	     strncmp(fmap_mode, "fuzz:", 5)) ||
+	    !known_mode(daxdev_mode, daxdev_modes)) {
+		fprintf(stderr, "minifuse: unknown mode -m %s -x %s\n",
+			fmap_mode, daxdev_mode);
+		return 2;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-FRrPaNST] MNT\n");

@@ -4,6 +4,10 @@
 
 T_N=0
 T_FAIL=0
+T_PLANNED=0	# checks all cases so far said they would make
+T_CASE=		# the case being run, its plan and its first check
+T_PLAN=
+T_START=0
 RES=/dev/ttyS1
 [ -c "$RES" ] || RES=/dev/console
 
@@ -27,6 +31,31 @@ t() {
 	return $rc
 }
 
+# plan N: the case being run makes N checks (its first statement);
+# case_end compares, so a check lost to control flow fails the case.
+plan() {
+	T_PLAN=$1
+	T_PLANNED=$((T_PLANNED + $1))
+	note "plan $T_CASE $1"
+}
+
+# case_begin NAME / case_end: around each sourced case file (init).
+case_begin() {
+	T_CASE=$1 T_PLAN= T_START=$T_N
+	note "case $1"
+}
+case_end() {
+	local ran=$((T_N - T_START))
+	# The host turns these into a failed check (tests/vm/run.sh).
+	if [ -z "$T_PLAN" ]; then
+		T_FAIL=$((T_FAIL + 1))
+		note "plan broken: case $T_CASE declares no plan (plan N)"
+	elif [ "$ran" -ne "$T_PLAN" ]; then
+		T_FAIL=$((T_FAIL + 1))
+		note "plan broken: case $T_CASE planned $T_PLAN checks but ran $ran"
+	fi
+}
+
 # wait_for PATH [SECONDS]: wait until PATH exists.
 wait_for() {
 	local i=0 n=${2:-10}
@@ -37,14 +66,34 @@ wait_for() {
 	done
 }
 
-# wait_gone PID: wait (up to 10 s) until PID has exited.
+# wait_gone PID [SECONDS]: wait (default 30 s) until PID has exited.
 wait_gone() {
-	local i=0
+	local i=0 n=${2:-30}
 	while kill -0 "$1" 2>/dev/null; do
-		[ $i -ge 100 ] && return 1
+		[ $i -ge $((n * 10)) ] && return 1
 		sleep 0.1
 		i=$((i + 1))
 	done
+}
+
+# famfs_idle [SECONDS]: wait (default 30 s) until nothing holds
+# famfs_fuse.ko: every connection, and with it its claim on a dax device,
+# is gone (an unmount returns before the server's side lets go).
+famfs_idle() {
+	local i=0 n=${1:-30}
+	while [ "$(cat /sys/module/famfs_fuse/refcnt 2>/dev/null)" != 0 ]; do
+		if [ $i -ge $((n * 10)) ]; then
+			echo "famfs_fuse still in use: refcnt $(cat /sys/module/famfs_fuse/refcnt)"
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# unload MODULE: rmmod once nothing holds famfs_fuse any more.
+unload() {
+	famfs_idle && rmmod "$1"
 }
 
 # dmesg_clean: no oops, BUG, WARNING or KASAN report in the kernel log.
@@ -53,6 +102,7 @@ dmesg_clean() {
 }
 
 finish() {
+	report "1..$T_PLANNED"
 	report "# done $T_N"
 	sync
 	poweroff -f

@@ -55,14 +55,6 @@ set_uuid() {
 	mkdir -p /opt/famfs && echo "$1" >/opt/famfs/system_uuid
 }
 
-# delay_below OUT MS: "fvt visible" wrote OUT; its delay is below MS
-delay_below() {
-	local d
-	cat "$1"
-	d=$(sed -n 's/.* delay_ms=\([0-9.]*\).*/\1/p' "$1")
-	[ -n "$d" ] && awk -v d="$d" -v m="$2" 'BEGIN { exit !(d < m) }'
-}
-
 # seconds_since T0: seconds from "fvt now" T0 until now, 3 decimals
 seconds_since() {
 	awk -v a="$1" -v b="$(fvt now)" 'BEGIN { printf "%.3f", b - a }'
