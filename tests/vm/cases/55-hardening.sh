@@ -2,6 +2,7 @@
 # connection. Each check here failed on the module before its fix.
 # minifuse's hello is one 2 MiB extent at offset 0 of its device 0, which
 # it names /dev/dax0.0; dax1.0, the second NVDIMM, is the decoy.
+plan 21
 t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null

@@ -5,7 +5,7 @@ M=/mnt/famfs
 S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 mkdir -p $M /opt/famfs
-plan $((39 + 2 * 3))	# 39 checks, and two for each of the three files
+plan $((40 + 2 * 3))	# 40 checks, and two for each of the three files
 
 t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
 t "mkfs.famfs /dev/dax0.0" mkfs.famfs -f /dev/dax0.0

@@ -10,6 +10,7 @@ L=/tmp/fused-takeover.log
 export FAMFS_FUSED=/usr/bin/famfs-fused
 mkdir -p $M /opt/famfs
 
+plan 8
 t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
 # The famfs the earlier cases made, or a new one when this case runs alone.
 famfs fsck /dev/dax0.0 >/dev/console 2>&1 || mkfs.famfs -f /dev/dax0.0 >/dev/console 2>&1
@@ -30,5 +31,5 @@ t "the kernel queued requests again for the new daemons" sh -c "
 	! grep -q 'FUSE_NOTIFY_RESEND refused\|no FUSE_HAS_RESEND' $L"
 t "files made across the restarts verify" sh -c "mount.famfs /dev/dax0.0 $M -o fallback=no &&
 	famfs verify -S 1 $M/tko00 && famfs verify -S 2 $M/tko01 && umount $M"
-t "unload" sh -c "sleep 0.3 && rmmod famfs_fuse"
+t "unload" unload famfs_fuse
 t "kernel log clean after the takeover tests" dmesg_clean
