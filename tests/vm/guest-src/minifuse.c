@@ -618,7 +618,8 @@ static const char *const fmap_modes[] = {
 	"iext-shortstrip", "iext-manystrips", "iext-chunk0", "short",
 	"version", "exttype", "noext", "toomany", "unaligned", "zerolen",
 	"baddev", "shortmap", "truncated", "wrap", "oversize", "garbage",
-	"error", "iext-midpage", "outofdev", "nodata", NULL
+	"error", "iext-midpage", "outofdev", "iext-hugenbytes", "reserved",
+	"se-reserved", "filesize", "nodata", "nodata-once", NULL
 };
 static const char *const daxdev_modes[] = {
 	"good", "short", "error", "badindex", "relative", "missing",
