@@ -252,6 +252,8 @@ struct famfs_mkfs_opts {
 };
 
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
+/* A log length mkfs accepts: a power of two of at least 8 MiB. */
+int famfs_log_len_check(uint64_t log_len);
 /* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
 int famfs_kill_super(const char *path);
 
@@ -293,7 +295,16 @@ int famfs_fsck_status(const struct famfs_fsck *r);
 
 /* ---- small helpers shared by the tools ----------------------------------- */
 
-/* Parse "8m", "1G", "4096"; returns -EINVAL on junk or overflow. */
+/*
+ * The one parser of numbers for every tool, option and configuration
+ * key: decimal (leading zeros allowed, never octal) or 0x hexadecimal, no
+ * sign, nothing after the digits. -EINVAL for junk (a minus sign
+ * included), -ERANGE for a value outside [@min, @max] or one that does
+ * not fit in 64 bits; famfs_errmsg() quotes the input.
+ */
+int famfs_parse_number(const char *s, uint64_t min, uint64_t max,
+		       uint64_t *out);
+/* A size: a number with an optional k, m, g or t (KiB, MiB...) suffix. */
 int famfs_parse_size(const char *s, uint64_t *out);
 void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37]);
 

@@ -68,6 +68,14 @@ static int check_device(const struct famfs_dev *dev, uint64_t log_len)
 	return 0;
 }
 
+int famfs_log_len_check(uint64_t log_len)
+{
+	if (log_len < FAMFS_LOG_MIN_LEN || !famfs_is_pow2(log_len))
+		return famfs_fail(EINVAL, "log size %llu is invalid: it must be a power of two of at least 8 MiB",
+				  (unsigned long long)log_len);
+	return 0;
+}
+
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 {
 	uint64_t log_len = opts->log_len ? opts->log_len : FAMFS_LOG_MIN_LEN;
@@ -76,9 +84,9 @@ int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 	uint8_t me[FAMFS_UUID_LEN];
 	int rc;
 
-	if (log_len < FAMFS_LOG_MIN_LEN || !famfs_is_pow2(log_len))
-		return famfs_fail(EINVAL, "log size %llu is invalid: it must be a power of two of at least 8 MiB",
-				  (unsigned long long)log_len);
+	rc = famfs_log_len_check(log_len);
+	if (rc)
+		return rc;
 	rc = open_raw_device(path, &dev);
 	if (rc)
 		return rc;

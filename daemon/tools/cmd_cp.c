@@ -538,6 +538,5 @@ done:
 	return cp.errors || failed ? CLI_FAIL : CLI_OK;
 
 usage_err:
-	usage(stderr);
-	return CLI_USAGE;
+	return cli_usage_error(CLI_USAGE);
 }

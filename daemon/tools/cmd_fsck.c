@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "libfamfs.h"
 #include "tool_util.h"
@@ -181,16 +182,14 @@ int cmd_fsck(int argc, char **argv)
 			usage(stdout);
 			return FAMFS_FSCK_CLEAN;
 		default:
-			usage(stderr);
-			return FAMFS_FSCK_USAGE;
+			return cli_usage_error(FAMFS_FSCK_USAGE);
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "famfs fsck: %s\n",
 			optind == argc ? "no device or mount point given" :
 					 "too many arguments");
-		usage(stderr);
-		return FAMFS_FSCK_USAGE;
+		return cli_usage_error(FAMFS_FSCK_USAGE);
 	}
 
 	if (famfs_dev_open(argv[optind], repair ? FAMFS_OPEN_RW : 0, &dev)) {

@@ -201,8 +201,7 @@ int cmd_getmap(int argc, char **argv)
 	}
 	if (optind == argc) {
 		fprintf(stderr, "famfs getmap: no file given\n");
-		usage(stderr);
-		return GM_BADARGS;
+		return cli_usage_error(GM_BADARGS);
 	}
 	for (int i = optind; i < argc; i++) {
 		int r = getmap_one(device, argv[i], quiet);

@@ -175,8 +175,7 @@ int cmd_logplay(int argc, char **argv)
 		fprintf(stderr, "famfs logplay: %s\n",
 			optind == argc ? "give a mount point (any path in a mounted famfs)" :
 					 "one mount point at a time");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	target = optind < argc ? argv[optind] : "";
 	if (cli_fs_open(&fs, device, target, false))

@@ -41,8 +41,7 @@ int cmd_mkmeta(int argc, char **argv)
 		return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	if (cli_fs_open(&fs, NULL, argv[optind], false))
 		return CLI_FAIL;

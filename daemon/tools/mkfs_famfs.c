@@ -35,6 +35,13 @@ static void usage(FILE *f)
 		"says why), 2 usage error.\n");
 }
 
+/* After the line that says what is wrong: where to read more. */
+static int usage_error(void)
+{
+	fprintf(stderr, "Try 'mkfs.famfs --help' for more information.\n");
+	return MKFS_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -61,10 +68,11 @@ int main(int argc, char **argv)
 			kill = true;
 			break;
 		case 'l':
-			if (famfs_parse_size(optarg, &mo.log_len)) {
+			if (famfs_parse_size(optarg, &mo.log_len) ||
+			    famfs_log_len_check(mo.log_len)) {
 				fprintf(stderr, "mkfs.famfs: --loglen: %s\n",
 					famfs_errmsg());
-				return MKFS_USAGE;
+				return usage_error();
 			}
 			break;
 		case 'h':
@@ -74,15 +82,13 @@ int main(int argc, char **argv)
 			printf("mkfs.famfs %s\n", FAMFS_VERSION);
 			return MKFS_OK;
 		default:
-			usage(stderr);
-			return MKFS_USAGE;
+			return usage_error();
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "mkfs.famfs: %s\n",
 			optind == argc ? "no device given" : "too many arguments");
-		usage(stderr);
-		return MKFS_USAGE;
+		return usage_error();
 	}
 	path = argv[optind];
 
@@ -90,7 +96,7 @@ int main(int argc, char **argv)
 		if (!mo.force) {
 			fprintf(stderr, "mkfs.famfs: -k destroys the famfs on %s; add -f to confirm\n",
 				path);
-			return MKFS_USAGE;
+			return usage_error();
 		}
 		if (famfs_kill_super(path)) {
 			fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
