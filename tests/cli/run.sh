@@ -230,6 +230,37 @@ t_creat_exists() {
 }
 check "creat: existing file of the same size is a no-op; other size, no size, no parent fail" t_creat_exists
 
+# cp -r as root on a tree a user controls: a symlink to a file only root
+# may read is skipped with a warning (famfs has no symbolic links), never
+# followed; a symlink loop makes nothing; -L follows, and stops at a loop.
+t_cp_symlinks() {
+	local u=$T/utree
+	rm -rf "$u" && mkdir -p "$u/sub" || return 1
+	echo secret >"$T/secret" && chmod 600 "$T/secret" || return 1
+	echo hello >"$u/a.txt" && echo deeper >"$u/sub/b.txt" || return 1
+	ln -s "$T/secret" "$u/innocent.txt" && ln -s . "$u/loop" || return 1
+	chown -R -h 65534:65534 "$u" || return 1
+	run 0 F cp -r -D "$IMG" "$u" /symtree || return 1
+	grep -qxF "famfs cp: warning: $u/innocent.txt is a symbolic link; skipped (famfs has no symbolic links; -L copies what it points to)" "$ERR" ||
+		{ echo "# no warning for innocent.txt"; return 1; }
+	has_err "$u/loop is a symbolic link; skipped" || return 1
+	run 0 F getmap -D "$IMG" -q symtree/a.txt || return 1
+	run 0 F getmap -D "$IMG" -q symtree/sub/b.txt || return 1
+	run 2 F getmap -D "$IMG" -q symtree/innocent.txt || return 1
+	run 2 F getmap -D "$IMG" -q symtree/loop || return 1
+	# a symlink named on the command line with -r is not followed either
+	run 0 F cp -r -D "$IMG" "$u/innocent.txt" /symtree2 &&
+		has_err "is a symbolic link; skipped" || return 1
+	run 2 F getmap -D "$IMG" -q symtree2/innocent.txt || return 1
+	# -L follows symlinks, and stops at a directory loop
+	run 1 F cp -r -L -D "$IMG" "$u" /symtreeL || return 1
+	grep -qxF "famfs cp: $u/loop: a directory loop (it is $u, on the path being copied); not copied" "$ERR" ||
+		{ echo "# no loop message"; return 1; }
+	run 0 F getmap -D "$IMG" -q symtreeL/innocent.txt || return 1
+	run 2 F getmap -D "$IMG" -q symtreeL/loop/a.txt || return 1
+}
+check "cp -r skips symlinks with a warning (never publishes their target), -L follows and stops at loops" t_cp_symlinks
+
 t_mkdir() {
 	run 0 F mkdir -D "$IMG" d1 || return 1
 	run 1 F mkdir -D "$IMG" d1 && has_err "exists" || return 1
