@@ -207,8 +207,9 @@ int famfs_dax_bind(const char *devpath);
 
 /*
  * Copy file bytes [off, off+len) of a file of @size bytes mapped by @fm.
- * Reads stop at the end of the file; a write that would pass the end
- * fails with -EFBIG, since famfs files never grow.
+ * Reads and writes stop at the end of the file (a short count); a write
+ * that starts at or past the end fails with -EFBIG, since famfs files
+ * never grow.
  */
 ssize_t famfs_data_read(const struct famfs_dev *dev,
 			const struct famfs_omf_fmap *fm, uint64_t size,
@@ -267,6 +268,7 @@ struct famfs_fsck {
 	uint64_t dev_size, alloc_unit, log_len;
 	uint64_t log_slots, log_used;
 	uint64_t files, dirs, daxdevs, bytes_in_files;
+	uint64_t voided; /* entries an earlier repair voided */
 	uint64_t space_used, space_free; /* allocation units, in bytes */
 	uint64_t overlap_bytes;
 	uint8_t fs_uuid[FAMFS_UUID_LEN], system_uuid[FAMFS_UUID_LEN];
@@ -285,12 +287,20 @@ struct famfs_fsck {
 #define FAMFS_FSCK_USAGE 16  /* bad command line */
 
 int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r);
+struct famfs_repair {
+	uint64_t voided;       /* damaged entries before intact ones, voided */
+	uint64_t first_voided; /* the index of the first of them */
+	uint64_t dropped;      /* damaged entries at the end, cut off */
+};
+
 /*
- * Drop a damaged tail of the log (what a crash mid-append can leave), on
- * the master, under the log lock. Refuses (-EUCLEAN) when a valid entry
- * follows the first bad one. *@dropped says how many entries went.
+ * Repair the log, on the master, under the log lock. A damaged entry
+ * (bad CRC, sequence number or contents) that intact entries follow is
+ * overwritten with a void entry (FAMFS_ENTRY_VOID, same index), so the
+ * entries after it are served again; a damaged tail (what a crash
+ * mid-append leaves) is dropped. What a damaged entry described is lost.
  */
-int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped);
+int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep);
 int famfs_fsck_status(const struct famfs_fsck *r);
 
 /* ---- small helpers shared by the tools ----------------------------------- */

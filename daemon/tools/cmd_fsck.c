@@ -61,6 +61,10 @@ static int list_entry(const struct famfs_omf_entry *e, uint64_t index,
 		       (unsigned long long)index, e->mkdir.relpath, "",
 		       e->mkdir.mode & 07777, e->mkdir.uid, e->mkdir.gid);
 		break;
+	case FAMFS_ENTRY_VOID:
+		printf("  %6llu  void   (a damaged entry fsck --repair voided)\n",
+		       (unsigned long long)index);
+		break;
 	default:
 		printf("  %6llu  add-daxdev index %u\n", (unsigned long long)index,
 		       e->daxdev.index);
@@ -108,7 +112,8 @@ static void print_json(const char *path, const struct famfs_fsck *r,
 			putchar(',');
 		json_string(stdout, r->problems[i]);
 	}
-	printf("],\"problems_not_listed\":%u}\n", r->problems_dropped);
+	printf("],\"problems_not_listed\":%u,\"voided_entries\":%llu}\n",
+	       r->problems_dropped, (unsigned long long)r->voided);
 }
 
 static void print_text(const char *path, const struct famfs_fsck *r,
@@ -125,6 +130,11 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 	if (r->log_valid) {
 		print_fs_usage(r, 13);
 	}
+	if (r->voided)
+		printf("  note:        %llu damaged entr%s voided by fsck --repair (what %s described is lost)\n",
+		       (unsigned long long)r->voided,
+		       r->voided == 1 ? "y" : "ies",
+		       r->voided == 1 ? "it" : "they");
 	for (unsigned int i = 0; i < r->nproblems; i++)
 		printf("  problem:     %s\n", r->problems[i]);
 	if (r->problems_dropped)
@@ -141,14 +151,23 @@ static void print_text(const char *path, const struct famfs_fsck *r,
  */
 static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 {
-	uint64_t dropped;
+	struct famfs_repair rep;
 
-	if (famfs_fsck_repair(dev, &dropped)) {
+	if (famfs_fsck_repair(dev, &rep)) {
 		fprintf(stderr, "famfs fsck: not repaired: %s\n", famfs_errmsg());
 		return false;
 	}
-	fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
-		(unsigned long long)dropped, dropped == 1 ? "y" : "ies");
+	if (rep.voided)
+		fprintf(stderr, "famfs fsck: repaired: voided %llu damaged entr%s (index %llu%s) before intact ones; dropped %llu at the end of the log\n",
+			(unsigned long long)rep.voided,
+			rep.voided == 1 ? "y" : "ies",
+			(unsigned long long)rep.first_voided,
+			rep.voided == 1 ? "" : " and later",
+			(unsigned long long)rep.dropped);
+	else
+		fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
+			(unsigned long long)rep.dropped,
+			rep.dropped == 1 ? "y" : "ies");
 	return famfs_fsck(dev, r) == 0;
 }
 

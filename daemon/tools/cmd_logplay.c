@@ -70,7 +70,9 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 		if (p->verbose)
 			printf("  %6llu  %s\n", (unsigned long long)index,
 			       e->type == FAMFS_ENTRY_ADD_DAXDEV ? "add-daxdev" :
-								   "other");
+			       e->type == FAMFS_ENTRY_VOID ?
+						"void (a damaged entry fsck --repair voided)" :
+						"other");
 		return 0;
 	}
 	dir = e->type == FAMFS_ENTRY_MKDIR;
