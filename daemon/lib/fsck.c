@@ -37,11 +37,19 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 	struct scan *s = arg;
 	struct famfs_fsck *r = s->r;
 	int rc = famfs_ns_apply(&s->ns, e, index);
+	const char *name = e->type == FAMFS_ENTRY_FILE ? e->file.relpath :
+			   e->type == FAMFS_ENTRY_MKDIR ? e->mkdir.relpath :
+							  "";
 
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc)
 		problem(r, "%s", famfs_errmsg());
+	if (!famfs_name_is_clean(name) && !r->control_names++) {
+		r->control_first = index;
+		snprintf(r->control_example, sizeof(r->control_example), "%s",
+			 name);
+	}
 
 	switch (e->type) {
 	case FAMFS_ENTRY_FILE:

@@ -269,6 +269,9 @@ struct famfs_fsck {
 	uint64_t log_slots, log_used;
 	uint64_t files, dirs, daxdevs, bytes_in_files;
 	uint64_t voided; /* entries an earlier repair voided */
+	/* names with control characters (a warning, not a problem) */
+	uint64_t control_names, control_first;
+	char control_example[FAMFS_PATH_LEN];
 	uint64_t space_used, space_free; /* allocation units, in bytes */
 	uint64_t overlap_bytes;
 	uint8_t fs_uuid[FAMFS_UUID_LEN], system_uuid[FAMFS_UUID_LEN];
@@ -317,5 +320,15 @@ int famfs_parse_number(const char *s, uint64_t min, uint64_t max,
 /* A size: a number with an optional k, m, g or t (KiB, MiB...) suffix. */
 int famfs_parse_size(const char *s, uint64_t *out);
 void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37]);
+/*
+ * Names may not hold control characters (C0, DEL, C1): on a terminal they
+ * move the cursor or fake output lines. The tools refuse them in new names
+ * and print every name through famfs_escape(): \n \t \r \\ and \xNN.
+ */
+bool famfs_name_is_clean(const char *s);
+/* @s escaped into @buf (truncated to @len); returns @buf. */
+const char *famfs_escape(const char *s, char *buf, size_t len);
+/* Room famfs_escape() needs for any string of @n bytes. */
+#define FAMFS_ESCAPED_LEN(n) (4 * (n) + 1)
 
 #endif /* LIBFAMFS_H */

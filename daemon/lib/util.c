@@ -2,7 +2,9 @@
 /* Small parsing and formatting helpers the tools share. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <uuid/uuid.h>
 
 #include "internal.h"
@@ -96,6 +98,61 @@ int famfs_parse_size(const char *s, uint64_t *out)
 				  s, (unsigned long long)UINT64_MAX);
 	*out = v << shift;
 	return 0;
+}
+
+/* The length of a control character at @s (C0, DEL, or C1 in UTF-8), or 0. */
+static size_t control_len(const unsigned char *s)
+{
+	if (*s < 0x20 || *s == 0x7f)
+		return 1;
+	if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+bool famfs_name_is_clean(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (control_len(p))
+			return false;
+	return true;
+}
+
+const char *famfs_escape(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (; *p && o + 1 < len; p++) {
+		char tmp[12];
+		size_t n = control_len(p), t;
+
+		if (*p == '\\')
+			t = (size_t)snprintf(tmp, sizeof(tmp), "\\\\");
+		else if (*p == '\n')
+			t = (size_t)snprintf(tmp, sizeof(tmp), "\\n");
+		else if (*p == '\t')
+			t = (size_t)snprintf(tmp, sizeof(tmp), "\\t");
+		else if (*p == '\r')
+			t = (size_t)snprintf(tmp, sizeof(tmp), "\\r");
+		else if (n == 2)
+			t = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x\\x%02x",
+					     p[0], p[1]);
+		else if (n == 1)
+			t = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", p[0]);
+		else
+			t = (size_t)snprintf(tmp, sizeof(tmp), "%c", *p);
+		if (o + t >= len)
+			break;
+		memcpy(buf + o, tmp, t);
+		o += t;
+		if (n == 2)
+			p++;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
 void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37])

@@ -430,11 +430,13 @@ void cli_mount_path(const struct cli_fs *fs, const char *rel, char *buf,
 const char *cli_show(const struct cli_fs *fs, const char *rel, char *buf,
 		     size_t len)
 {
+	char raw[PATH_MAX + 96];
+
 	if (fs->mounted)
-		cli_mount_path(fs, rel, buf, len);
+		cli_mount_path(fs, rel, raw, sizeof(raw));
 	else
-		snprintf(buf, len, "%s:/%s", fs->dev.path, rel);
-	return buf;
+		snprintf(raw, sizeof(raw), "%s:/%s", fs->dev.path, rel);
+	return famfs_escape(raw, buf, len);
 }
 
 int cli_writer_begin(struct cli_fs *fs, struct famfs_writer *w,

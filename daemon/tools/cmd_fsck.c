@@ -44,13 +44,14 @@ static void usage(FILE *f)
 static int list_entry(const struct famfs_omf_entry *e, uint64_t index,
 		      void *arg)
 {
-	char sz[32];
+	char sz[32], name[FAMFS_ESCAPED_LEN(FAMFS_PATH_LEN)];
 
 	(void)arg;
 	switch (e->type) {
 	case FAMFS_ENTRY_FILE:
 		printf("  %6llu  file   %-40s %10s  mode %04o  uid %u gid %u  %s\n",
-		       (unsigned long long)index, e->file.relpath,
+		       (unsigned long long)index,
+		       famfs_escape(e->file.relpath, name, sizeof(name)),
 		       human_size(e->file.size, sz, sizeof(sz)), e->file.mode & 07777,
 		       e->file.uid, e->file.gid,
 		       e->file.fmap.ext_type == FAMFS_EXT_INTERLEAVE ?
@@ -58,7 +59,8 @@ static int list_entry(const struct famfs_omf_entry *e, uint64_t index,
 		break;
 	case FAMFS_ENTRY_MKDIR:
 		printf("  %6llu  mkdir  %-40s %10s  mode %04o  uid %u gid %u\n",
-		       (unsigned long long)index, e->mkdir.relpath, "",
+		       (unsigned long long)index,
+		       famfs_escape(e->mkdir.relpath, name, sizeof(name)), "",
 		       e->mkdir.mode & 07777, e->mkdir.uid, e->mkdir.gid);
 		break;
 	case FAMFS_ENTRY_VOID:
@@ -112,14 +114,16 @@ static void print_json(const char *path, const struct famfs_fsck *r,
 			putchar(',');
 		json_string(stdout, r->problems[i]);
 	}
-	printf("],\"problems_not_listed\":%u,\"voided_entries\":%llu}\n",
+	printf("],\"problems_not_listed\":%u,\"voided_entries\":%llu",
 	       r->problems_dropped, (unsigned long long)r->voided);
+	printf(",\"names_with_control_characters\":%llu}\n",
+	       (unsigned long long)r->control_names);
 }
 
 static void print_text(const char *path, const struct famfs_fsck *r,
 		       int status)
 {
-	char u[37];
+	char u[37], esc[FAMFS_ESCAPED_LEN(sizeof(r->problems[0]))];
 
 	printf("famfs fsck %s\n", path);
 	if (r->sb_valid) {
@@ -135,8 +139,16 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 		       (unsigned long long)r->voided,
 		       r->voided == 1 ? "y" : "ies",
 		       r->voided == 1 ? "it" : "they");
+	if (r->control_names)
+		printf("  warning:     %llu name%s control characters, first in log entry %llu: \"%s\"\n",
+		       (unsigned long long)r->control_names,
+		       r->control_names == 1 ? " contains" : "s contain",
+		       (unsigned long long)r->control_first,
+		       famfs_escape(r->control_example, esc, sizeof(esc)));
+	/* problems quote names from the log: never raw on a terminal */
 	for (unsigned int i = 0; i < r->nproblems; i++)
-		printf("  problem:     %s\n", r->problems[i]);
+		printf("  problem:     %s\n",
+		       famfs_escape(r->problems[i], esc, sizeof(esc)));
 	if (r->problems_dropped)
 		printf("  problem:     ... and %u more\n", r->problems_dropped);
 	printf("  result:      %s\n",

@@ -46,8 +46,9 @@ static void usage(FILE *f)
 static void print_map(const char *name, const struct famfs_node *n)
 {
 	const struct famfs_omf_fmap *fm = &n->fmap;
+	char esc[FAMFS_ESCAPED_LEN(PATH_MAX)];
 
-	printf("File:     %s\n", name);
+	printf("File:     %s\n", famfs_escape(name, esc, sizeof(esc)));
 	printf("\tsize:    %llu\n", (unsigned long long)n->size);
 	if (fm->ext_type == FAMFS_EXT_SIMPLE) {
 		printf("\textents: %u\n", fm->simple.nextents);

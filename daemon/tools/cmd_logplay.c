@@ -59,7 +59,7 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	struct play *p = arg;
 	const char *rel;
 	bool dir;
-	char path[PATH_MAX + 96], sz[32];
+	char path[PATH_MAX + 96], sz[32], esc[FAMFS_ESCAPED_LEN(512)];
 	struct stat st;
 	int rc = famfs_ns_apply(&p->ns, e, index);
 
@@ -81,7 +81,7 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 		/* The daemon skips it too, so the mount cannot show it. */
 		p->skipped++;
 		fprintf(stderr, "famfs logplay: %s (skipped, as every host skips it)\n",
-			famfs_errmsg());
+			famfs_escape(famfs_errmsg(), esc, sizeof(esc)));
 		return 0;
 	}
 	if (dir) {
@@ -92,7 +92,8 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	}
 	if (p->verbose)
 		printf("  %6llu  %-5s  %-40s %10s  %04o %u:%u\n",
-		       (unsigned long long)index, dir ? "mkdir" : "file", rel,
+		       (unsigned long long)index, dir ? "mkdir" : "file",
+		       famfs_escape(rel, esc, sizeof(esc)),
 		       dir ? "" : human_size(e->file.size, sz, sizeof(sz)),
 		       dir ? e->mkdir.mode : e->file.mode,
 		       dir ? e->mkdir.uid : e->file.uid,
@@ -102,13 +103,13 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	cli_mount_path(p->fs, rel, path, sizeof(path));
 	if (stat(path, &st) < 0) {
 		fprintf(stderr, "famfs logplay: %s: logged (entry %llu) but not in the mount: %s\n",
-			path, (unsigned long long)index, strerror(errno));
+			famfs_escape(path, esc, sizeof(esc)), (unsigned long long)index, strerror(errno));
 		p->missing++;
 	} else if (dir ? !S_ISDIR(st.st_mode) :
 			 !S_ISREG(st.st_mode) ||
 				 (uint64_t)st.st_size != e->file.size) {
 		fprintf(stderr, "famfs logplay: %s: the mount does not show it as logged (entry %llu: %s)\n",
-			path, (unsigned long long)index,
+			famfs_escape(path, esc, sizeof(esc)), (unsigned long long)index,
 			dir ? "a directory" : "a file of that size");
 		p->missing++;
 	}

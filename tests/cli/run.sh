@@ -293,6 +293,53 @@ EOF2
 }
 check "fsck --repair voids a damaged entry in the middle of the log; the intact ones after it stay" t_repair_middle
 
+# Control characters in names: the CLI refuses them; a log that holds one
+# (forged here) is flagged by fsck and every tool prints the name escaped,
+# so no name can move the cursor or fake a "result: clean" line.
+t_control_chars() {
+	local img=$T/ctl.img esc=$'\e' bad=$'bad\e[31mname' fake=$'x\n  result:      clean'
+	newimg "$img" 64M || return 1
+	run 1 F creat -D "$img" -s 2m "$bad" || return 1
+	grep -qxF "famfs creat: $img:/bad\\x1b[31mname: a name may not contain control characters" "$ERR" ||
+		{ echo "# creat message"; return 1; }
+	run 1 F mkdir -D "$img" "$fake" &&
+		has_err "a name may not contain control characters" || return 1
+	grep -q "$esc" "$ERR" && { echo "# raw escape in a message"; return 1; }
+	mkdir -p "$T/ctlsrc" && echo hi >"$T/ctlsrc/$bad" || return 1
+	run 1 F cp -r -D "$img" "$T/ctlsrc" /ctl &&
+		has_err "a name may not contain control characters" || return 1
+	grep -q "$esc" "$ERR" && { echo "# raw escape in a cp message"; return 1; }
+	run 0 F creat -D "$img" -s 2m goodname || return 1
+	run 1 F clone -D "$img" goodname "$bad" &&
+		has_err "a name may not contain control characters" || return 1
+	# forge entry 0's name into one with an escape sequence and a newline
+	$PY - "$img" <<'EOF2' || return 1
+import struct, sys, zlib
+off = 2097152 + 48 + 544  # entry 1 (entry 0 is the directory cp made)
+with open(sys.argv[1], "r+b") as f:
+    f.seek(off); e = bytearray(f.read(544))
+    assert e[40:48] == b"goodname"
+    name = b"g\x1b[31m\n  result:      clean"
+    e[40:40 + 80] = name + bytes(80 - len(name))
+    struct.pack_into("<Q", e, 536, zlib.crc32(bytes(e[:536])))
+    f.seek(off); f.write(e)
+EOF2
+	run 0 F fsck "$img" || return 1
+	has_out 'warning:     1 name contains control characters, first in log entry 1: "g\\x1b\[31m\\n  result:      clean"' || return 1
+	[ "$(grep -c 'result:' "$OUT")" -eq 2 ] && [ "$(grep -c '^  result:' "$OUT")" -eq 1 ] ||
+		{ echo "# a faked result line"; return 1; }
+	grep -q "$esc" "$OUT" && { echo "# raw escape from fsck"; return 1; }
+	run 0 F fsck -v "$img" && ! grep -q "$esc" "$OUT" || return 1
+	[ "$(grep -c '^  result:' "$OUT")" -eq 1 ] || return 1
+	run 0 F fsck --json "$img" && has_out '"names_with_control_characters":1' || return 1
+	run 0 F logplay -D "$img" -v "$img" && has_out 'g\\x1b\[31m\\n' || return 1
+	grep -q "$esc" "$OUT" && { echo "# raw escape from logplay"; return 1; }
+	run 0 F getmap -D "$img" $'g\e[31m\n  result:      clean' && has_out 'g\\x1b\[31m\\n' || return 1
+	grep -q "$esc" "$OUT" && { echo "# raw escape from getmap"; return 1; }
+	return 0
+}
+check "control characters in names: refused by creat/mkdir/cp/clone, flagged by fsck, escaped on output" t_control_chars
+
 t_mkdir() {
 	run 0 F mkdir -D "$IMG" d1 || return 1
 	run 1 F mkdir -D "$IMG" d1 && has_err "exists" || return 1
