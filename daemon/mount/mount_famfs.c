@@ -93,7 +93,8 @@ static bool set(struct settings *s, const char *key, const char *val,
 		char *buf = num[!strcmp(key, "poll_ms")];
 
 		if (famfs_parse_number(val, 0, max, &v))
-			fail("%s: %s: %s", where, key, famfs_errmsg());
+			fail("%s: bad value for %s: %s", where, key,
+			     famfs_errmsg());
 		snprintf(buf, sizeof(num[0]), "%llu", (unsigned long long)v);
 		val = buf;
 	}

@@ -43,7 +43,7 @@ def test_overflowing_number_is_refused(master, device, tmp_path):
     p, conf = _fake_mount(master, device, tmp_path,
                           "# defaults\n\npoll_ms = 99999999999999999999999\n")
     assert p.returncode == 32
-    assert p.stderr == ('mount.famfs: %s:3: poll_ms: "99999999999999999999999"'
+    assert p.stderr == ('mount.famfs: %s:3: bad value for poll_ms: "99999999999999999999999"'
                         ' is too large (at most 3600000)\n' % conf), p.stderr
 
 
@@ -51,11 +51,11 @@ def test_negative_and_out_of_range_numbers_are_refused(master, device,
                                                        tmp_path):
     p, conf = _fake_mount(master, device, tmp_path, "readahead_kb = -5\n")
     assert p.returncode == 32
-    assert p.stderr == ('mount.famfs: %s:1: readahead_kb: "-5" is not a '
+    assert p.stderr == ('mount.famfs: %s:1: bad value for readahead_kb: "-5" is not a '
                         'number\n' % conf), p.stderr
     p, conf = _fake_mount(master, device, tmp_path, "poll_ms = 3600001\n")
     assert p.returncode == 32
-    assert "poll_ms: \"3600001\" is too large (at most 3600000)" in p.stderr
+    assert "bad value for poll_ms: \"3600001\" is too large (at most 3600000)" in p.stderr
 
 
 def test_conf_naming_a_directory_is_an_error(master, device, tmp_path):
