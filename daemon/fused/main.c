@@ -10,6 +10,7 @@
  * with -f: it sends READY=1 when the kernel's INIT has been answered.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -220,28 +221,31 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 			o->fallback = FALLBACK_YES;
 		else if (!strcmp(opt, "fallback") && val && !strcmp(val, "no"))
 			o->fallback = FALLBACK_NO;
-		else if (!strcmp(opt, "poll_ms") && val && *val) {
-			char *end;
-			unsigned long v = strtoul(val, &end, 10);
+		else if (!strcmp(opt, "poll_ms") && val) {
+			uint64_t v;
 
-			if (*end || v > 3600000)
-				die("bad poll_ms=%s (0 to 3600000; 0 turns polling off)",
-				    val);
+			if (famfs_parse_number(val, 0, 3600000, &v))
+				die("bad poll_ms: %s (0 turns polling off)",
+				    famfs_errmsg());
 			fs->poll_ms = (unsigned int)v;
-		} else if (!strcmp(opt, "readahead_kb") && val && *val) {
-			char *end;
-			unsigned long v = strtoul(val, &end, 10);
+		} else if (!strcmp(opt, "readahead_kb") && val) {
+			uint64_t v;
 
-			if (*end || v > 65536)
-				die("bad readahead_kb=%s (0 to 65536; 0 keeps the kernel's)",
-				    val);
+			if (famfs_parse_number(val, 0, 65536, &v))
+				die("bad readahead_kb: %s (0 keeps the kernel's)",
+				    famfs_errmsg());
 			fs->readahead_kb = (unsigned int)v;
 		} else if (!strcmp(opt, "logfile") && val)
 			o->logfile = val;
 		else if (!strcmp(opt, "fuse_dev") && val)
 			snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s", val);
-		else if (!strcmp(opt, "ready_fd") && val)
-			fs->ready_fd = atoi(val);
+		else if (!strcmp(opt, "ready_fd") && val) {
+			uint64_t v;
+
+			if (famfs_parse_number(val, 0, INT_MAX, &v))
+				die("bad ready_fd: %s", famfs_errmsg());
+			fs->ready_fd = (int)v;
+		}
 		else
 			die("unknown option '%s%s%s'", opt, val ? "=" : "",
 			    val ? val : "");

@@ -96,17 +96,31 @@ static int64_t find_run(const struct famfs_alloc *a, uint64_t n, uint64_t lo,
 	return -1;
 }
 
+/* Units for @size bytes, rounded up; never overflows. */
 static uint64_t units_for(const struct famfs_alloc *a, uint64_t size)
 {
-	return size ? (size + a->alloc_unit - 1) / a->alloc_unit : 1;
+	return size ? size / a->alloc_unit + !!(size % a->alloc_unit) : 1;
+}
+
+/* A file larger than every byte the device has for files cannot be made. */
+static int check_fits(const struct famfs_alloc *a, uint64_t size)
+{
+	if (units_for(a, size) > a->nunits)
+		return famfs_fail(EFBIG, "a file of %llu bytes is too large: it does not fit on a %llu-byte device",
+				  (unsigned long long)size,
+				  (unsigned long long)(a->nunits * a->alloc_unit));
+	return 0;
 }
 
 int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		       struct famfs_omf_fmap *out)
 {
 	uint64_t n = units_for(a, size);
-	int64_t first = find_run(a, n, 0, a->nunits);
+	int64_t first;
 
+	if (check_fits(a, size))
+		return -EFBIG;
+	first = find_run(a, n, 0, a->nunits);
 	if (first < 0)
 		return famfs_fail(ENOSPC, "no free run of %llu bytes on the device (%llu of %llu bytes free)",
 				  (unsigned long long)(n * a->alloc_unit),
@@ -169,6 +183,8 @@ int famfs_alloc_interleaved(struct famfs_alloc *a, uint64_t size,
 	uint64_t start = a->used; /* varies from file to file */
 	uint32_t got = 0;
 
+	if (check_fits(a, size))
+		return -EFBIG;
 	if (il->nstrips == 0 || il->nbuckets < il->nstrips ||
 	    !chunk_units || bucket_units < strip_units)
 		return famfs_fail(ENOSPC, "a %llu-byte file in %u strips does not fit in buckets of %llu bytes",

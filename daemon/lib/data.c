@@ -27,13 +27,9 @@ static ssize_t data_rw(const struct famfs_dev *dev,
 					  (unsigned long long)size);
 		return 0;
 	}
-	if (len > size - off) {
-		if (write)
-			return famfs_fail(EFBIG, "famfs files cannot grow: a write of %zu bytes at %llu passes the end (%llu bytes)",
-					  len, (unsigned long long)off,
-					  (unsigned long long)size);
+	/* Cut short at the end, as for RLIMIT_FSIZE: the next one fails. */
+	if (len > size - off)
 		len = (size_t)(size - off);
-	}
 	while (done < len) {
 		uint64_t dev_off, contig;
 		size_t n;

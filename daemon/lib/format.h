@@ -119,6 +119,12 @@ enum famfs_entry_type {
 	FAMFS_ENTRY_MKDIR = 1,
 	FAMFS_ENTRY_DELETE = 2, /* reserved upstream, never written */
 	FAMFS_ENTRY_ADD_DAXDEV = 3,
+	/*
+	 * Ours, not upstream's: a damaged entry that fsck --repair voided so
+	 * that the intact entries after it are read again. Its payload is
+	 * zero; every reader skips it.
+	 */
+	FAMFS_ENTRY_VOID = 0x766f6964, /* "void" */
 };
 
 /* file flags */

@@ -78,11 +78,19 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 	struct scan *s = arg;
 	struct famfs_fsck *r = s->r;
 	int rc = famfs_ns_apply(&s->ns, e, index);
+	const char *name = e->type == FAMFS_ENTRY_FILE ? e->file.relpath :
+			   e->type == FAMFS_ENTRY_MKDIR ? e->mkdir.relpath :
+							  "";
 
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc)
 		problem(r, "%s", famfs_errmsg());
+	if (!famfs_name_is_clean(name) && !r->control_names++) {
+		r->control_first = index;
+		snprintf(r->control_example, sizeof(r->control_example), "%s",
+			 name);
+	}
 
 	switch (e->type) {
 	case FAMFS_ENTRY_FILE:
@@ -98,6 +106,9 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 		break;
 	case FAMFS_ENTRY_ADD_DAXDEV:
 		r->daxdevs++;
+		break;
+	case FAMFS_ENTRY_VOID:
+		r->voided++;
 		break;
 	}
 	return 0;
@@ -168,19 +179,35 @@ int famfs_fsck_status(const struct famfs_fsck *r)
 						     FAMFS_FSCK_CLEAN;
 }
 
+/* Overwrite the damaged entry at @index with a void one. */
+static void void_entry(struct famfs_dev *dev, uint64_t index)
+{
+	struct famfs_omf_entry *slot = famfs_log_entry(dev->log, index);
+	struct famfs_omf_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.seqnum = index;
+	e.type = FAMFS_ENTRY_VOID;
+	e.crc = famfs_entry_crc(&e);
+	memcpy(slot, &e, sizeof(e));
+	famfs_dev_flush(dev, slot, sizeof(*slot));
+}
+
 /*
- * Repair drops a damaged tail of the log: the bad entries a crash in the
- * middle of an append can leave at its end. It refuses when a valid entry
- * follows a bad one, because dropping it would lose complete work.
+ * Repair keeps every intact entry. A damaged entry followed by an intact
+ * one (a valid CRC and the sequence number of its slot) is not a torn
+ * append: it is voided in place, so the indices of the entries after it
+ * do not change. The damaged entries after the last intact one are a
+ * torn tail and are dropped.
  */
-int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped)
+int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep)
 {
 	struct famfs_geometry g;
 	struct famfs_walk walk;
-	uint64_t i;
+	uint64_t i, last_good;
 	int rc;
 
-	*dropped = 0;
+	memset(rep, 0, sizeof(*rep));
 	if (famfs_role(dev) != FAMFS_ROLE_MASTER)
 		return famfs_fail(EPERM, "only the master host may repair the log of %s",
 				  dev->path);
@@ -199,21 +226,32 @@ int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped)
 		rc = 0; /* nothing to repair */
 		goto out;
 	}
-	for (i = walk.valid + 1; i < walk.committed; i++) {
+	/* entries [0, last_good) are intact or will be void */
+	last_good = walk.valid;
+	for (i = walk.valid; i < walk.committed; i++) {
 		struct famfs_omf_entry e;
 
 		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
-		if (famfs_entry_check(&e, i, &g) == 0) {
-			rc = famfs_fail(EUCLEAN, "entry %llu is bad but entry %llu after it is valid: this is not a torn append, and dropping the tail would lose complete entries; not repaired",
-					(unsigned long long)walk.valid,
-					(unsigned long long)i);
-			goto out;
-		}
+		if (famfs_entry_check(&e, i, &g) == 0)
+			last_good = i + 1;
 	}
-	*dropped = walk.committed - walk.valid;
-	dev->log->next_seqnum = walk.valid;
-	__atomic_store_n(&dev->log->next_index, walk.valid, __ATOMIC_RELEASE);
-	famfs_dev_flush(dev, dev->log, sizeof(*dev->log));
+	for (i = walk.valid; i < last_good; i++) {
+		struct famfs_omf_entry e;
+
+		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
+		if (famfs_entry_check(&e, i, &g) == 0)
+			continue;
+		if (!rep->voided++)
+			rep->first_voided = i;
+		void_entry(dev, i);
+	}
+	rep->dropped = walk.committed - last_good;
+	if (rep->dropped) {
+		dev->log->next_seqnum = last_good;
+		__atomic_store_n(&dev->log->next_index, last_good,
+				 __ATOMIC_RELEASE);
+		famfs_dev_flush(dev, dev->log, sizeof(*dev->log));
+	}
 	rc = 0;
 out:
 	famfs_dev_unlock(dev);

@@ -236,8 +236,9 @@ int famfs_dax_bind(const char *devpath);
 
 /*
  * Copy file bytes [off, off+len) of a file of @size bytes mapped by @fm.
- * Reads stop at the end of the file; a write that would pass the end
- * fails with -EFBIG, since famfs files never grow.
+ * Reads and writes stop at the end of the file (a short count); a write
+ * that starts at or past the end fails with -EFBIG, since famfs files
+ * never grow.
  */
 ssize_t famfs_data_read(const struct famfs_dev *dev,
 			const struct famfs_omf_fmap *fm, uint64_t size,
@@ -281,6 +282,8 @@ struct famfs_mkfs_opts {
 };
 
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
+/* A log length mkfs accepts: a power of two of at least 8 MiB. */
+int famfs_log_len_check(uint64_t log_len);
 /* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
 int famfs_kill_super(const char *path);
 /*
@@ -300,6 +303,10 @@ struct famfs_fsck {
 	uint64_t dev_size, alloc_unit, log_len;
 	uint64_t log_slots, log_used;
 	uint64_t files, dirs, daxdevs, bytes_in_files;
+	uint64_t voided; /* entries an earlier repair voided */
+	/* names with control characters (a warning, not a problem) */
+	uint64_t control_names, control_first;
+	char control_example[FAMFS_PATH_LEN];
 	uint64_t space_used, space_free; /* allocation units, in bytes */
 	uint64_t overlap_bytes;
 	uint8_t fs_uuid[FAMFS_UUID_LEN], system_uuid[FAMFS_UUID_LEN];
@@ -327,12 +334,20 @@ struct famfs_fsck {
 #define FAMFS_FSCK_USAGE 16  /* bad command line */
 
 int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r);
+struct famfs_repair {
+	uint64_t voided;       /* damaged entries before intact ones, voided */
+	uint64_t first_voided; /* the index of the first of them */
+	uint64_t dropped;      /* damaged entries at the end, cut off */
+};
+
 /*
- * Drop a damaged tail of the log (what a crash mid-append can leave), on
- * the master, under the log lock. Refuses (-EUCLEAN) when a valid entry
- * follows the first bad one. *@dropped says how many entries went.
+ * Repair the log, on the master, under the log lock. A damaged entry
+ * (bad CRC, sequence number or contents) that intact entries follow is
+ * overwritten with a void entry (FAMFS_ENTRY_VOID, same index), so the
+ * entries after it are served again; a damaged tail (what a crash
+ * mid-append leaves) is dropped. What a damaged entry described is lost.
  */
-int famfs_fsck_repair(struct famfs_dev *dev, uint64_t *dropped);
+int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep);
 int famfs_fsck_status(const struct famfs_fsck *r);
 
 /* How the files use one of @n equal buckets of the device (fsck -B). */
@@ -379,8 +394,27 @@ int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 
 /* ---- small helpers shared by the tools ----------------------------------- */
 
-/* Parse "8m", "1G", "4096"; returns -EINVAL on junk or overflow. */
+/*
+ * The one parser of numbers for every tool, option and configuration
+ * key: decimal (leading zeros allowed, never octal) or 0x hexadecimal, no
+ * sign, nothing after the digits. -EINVAL for junk (a minus sign
+ * included), -ERANGE for a value outside [@min, @max] or one that does
+ * not fit in 64 bits; famfs_errmsg() quotes the input.
+ */
+int famfs_parse_number(const char *s, uint64_t min, uint64_t max,
+		       uint64_t *out);
+/* A size: a number with an optional k, m, g or t (KiB, MiB...) suffix. */
 int famfs_parse_size(const char *s, uint64_t *out);
 void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37]);
+/*
+ * Names may not hold control characters (C0, DEL, C1): on a terminal they
+ * move the cursor or fake output lines. The tools refuse them in new names
+ * and print every name through famfs_escape(): \n \t \r \\ and \xNN.
+ */
+bool famfs_name_is_clean(const char *s);
+/* @s escaped into @buf (truncated to @len); returns @buf. */
+const char *famfs_escape(const char *s, char *buf, size_t len);
+/* Room famfs_escape() needs for any string of @n bytes. */
+#define FAMFS_ESCAPED_LEN(n) (4 * (n) + 1)
 
 #endif /* LIBFAMFS_H */

@@ -133,6 +133,12 @@ int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
 	case FAMFS_ENTRY_ADD_DAXDEV:
 		/* Recorded for upstream compatibility; we use one device. */
 		return 0;
+	case FAMFS_ENTRY_VOID:
+		for (size_t i = 0; i < sizeof(e->file); i++)
+			if (((const uint8_t *)&e->file)[i])
+				return famfs_fail(EUCLEAN, "log entry %llu: a void entry with contents",
+						  (unsigned long long)index);
+		return 0;
 	default:
 		return famfs_fail(EUCLEAN, "log entry %llu: unknown type %u",
 				  (unsigned long long)index, e->type);

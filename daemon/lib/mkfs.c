@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <blkid/blkid.h>
 #include <uuid/uuid.h>
 
 #include "internal.h"
@@ -41,6 +42,133 @@ static int check_device(const struct famfs_dev *dev, uint64_t log_len)
 	return 0;
 }
 
+/*
+ * What libblkid finds on @path (every signature it knows: file systems,
+ * RAID members, encrypted volumes, swap, partition tables), described in
+ * @what; "" when nothing. As mkfs.ext4 and mkfs.xfs do.
+ */
+static int probe_signatures(const char *path, char *what, size_t len)
+{
+	const char *type = NULL, *usage = NULL;
+	blkid_probe pr;
+	int rc;
+
+	what[0] = '\0';
+	pr = blkid_new_probe_from_filename(path);
+	if (!pr)
+		return famfs_fail(errno ? errno : EIO, "cannot look for other file systems on %s: %s",
+				  path, strerror(errno ? errno : EIO));
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE |
+						      BLKID_SUBLKS_USAGE);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	rc = blkid_do_fullprobe(pr);
+	if (rc == -2) {
+		snprintf(what, len, "several signatures (libblkid cannot tell which one is current)");
+	} else if (rc == 0 &&
+		   !blkid_probe_lookup_value(pr, "TYPE", &type, NULL)) {
+		blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
+		snprintf(what, len, "%s (%s)",
+			 !usage ? "a signature" :
+			 !strcmp(usage, "filesystem") ? "a file system" :
+			 !strcmp(usage, "raid") ? "a RAID member" :
+			 !strcmp(usage, "crypto") ? "an encrypted volume" :
+						    "a signature",
+			 type);
+	} else if (rc == 0 &&
+		   !blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)) {
+		snprintf(what, len, "a partition table (%s)", type);
+	} else if (rc < 0 && rc != -2) {
+		blkid_free_probe(pr);
+		return famfs_fail(EIO, "cannot look for other file systems on %s",
+				  path);
+	}
+	blkid_free_probe(pr);
+	return 0;
+}
+
+/* Erase every signature libblkid knows on @fd, so nothing else claims it. */
+static int wipe_signatures(const struct famfs_dev *dev)
+{
+	blkid_probe pr = blkid_new_probe();
+	int rc = 0;
+
+	if (!pr || blkid_probe_set_device(pr, dev->fd, 0, 0)) {
+		rc = famfs_fail(EIO, "cannot erase old signatures on %s",
+				dev->path);
+		goto out;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_MAGIC);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	while (blkid_do_probe(pr) == 0) {
+		if (blkid_do_wipe(pr, 0)) {
+			rc = famfs_fail(EIO, "cannot erase an old signature on %s: %s",
+					dev->path, strerror(errno));
+			break;
+		}
+	}
+out:
+	if (pr)
+		blkid_free_probe(pr);
+	return rc;
+}
+
+/*
+ * A famfs is recognised by its log too: a superblock with a flipped byte
+ * over an intact log is someone's damaged famfs, not free space.
+ */
+static bool famfs_log_intact(const struct famfs_dev *dev)
+{
+	const struct famfs_omf_log *log;
+	uint64_t len;
+
+	if (dev->size < FAMFS_LOG_OFFSET + sizeof(*log))
+		return false;
+	log = (const struct famfs_omf_log *)(dev->base + FAMFS_LOG_OFFSET);
+	len = log->len;
+	return log->magic == FAMFS_LOG_MAGIC &&
+	       log->crc == famfs_log_header_crc(log) &&
+	       len >= FAMFS_LOG_MIN_LEN &&
+	       !famfs_range_exceeds(FAMFS_LOG_OFFSET, len, dev->size) &&
+	       famfs_log_check_header(log, len) == 0;
+}
+
+/* Refuse, without -f, a device that holds anything we know of. */
+static int check_unused(const struct famfs_dev *dev)
+{
+	char what[160];
+	int rc;
+
+	if (dev->sb->magic == FAMFS_SUPER_MAGIC) {
+		enum famfs_role role = famfs_role(dev);
+
+		snprintf(what, sizeof(what), "a famfs%s",
+			 role == FAMFS_ROLE_CLIENT ? " owned by another host" :
+			 role == FAMFS_ROLE_NOSUPER ? " (damaged)" : "");
+	} else if (famfs_log_intact(dev)) {
+		snprintf(what, sizeof(what), "a famfs whose superblock is damaged (its log is intact)");
+	} else {
+		rc = probe_signatures(dev->path, what, sizeof(what));
+		if (rc)
+			return rc;
+	}
+	if (what[0])
+		return famfs_fail(EEXIST, "%s holds %s; use -f to overwrite it",
+				  dev->path, what);
+	return 0;
+}
+
+int famfs_log_len_check(uint64_t log_len)
+{
+	if (log_len < FAMFS_LOG_MIN_LEN || !famfs_is_pow2(log_len))
+		return famfs_fail(EINVAL, "log size %llu is invalid: it must be a power of two of at least 8 MiB",
+				  (unsigned long long)log_len);
+	return 0;
+}
+
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 {
 	uint64_t log_len = opts->log_len ? opts->log_len : FAMFS_LOG_MIN_LEN;
@@ -49,9 +177,9 @@ int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 	uint8_t me[FAMFS_UUID_LEN];
 	int rc;
 
-	if (log_len < FAMFS_LOG_MIN_LEN || !famfs_is_pow2(log_len))
-		return famfs_fail(EINVAL, "log size %llu is invalid: it must be a power of two of at least 8 MiB",
-				  (unsigned long long)log_len);
+	rc = famfs_log_len_check(log_len);
+	if (rc)
+		return rc;
 	rc = open_raw_device(path, &dev);
 	if (rc)
 		return rc;
@@ -60,17 +188,15 @@ int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 		goto out;
 
 	sb = dev.sb;
-	/* Anything with our magic is someone's famfs, even if damaged. */
-	if (sb->magic == FAMFS_SUPER_MAGIC && !opts->force) {
-		enum famfs_role role = famfs_role(&dev);
-
-		rc = famfs_fail(EEXIST, "%s already holds a famfs%s; use -f to overwrite it",
-				path,
-				role == FAMFS_ROLE_CLIENT ? " owned by another host" :
-				role == FAMFS_ROLE_NOSUPER ? " (damaged)" : "");
-		goto out;
+	if (!opts->force) {
+		rc = check_unused(&dev);
+		if (rc)
+			goto out;
 	}
 	rc = famfs_system_uuid(me, true);
+	if (rc)
+		goto out;
+	rc = wipe_signatures(&dev);
 	if (rc)
 		goto out;
 

@@ -81,6 +81,8 @@ static int check_new_path(struct famfs_writer *w, const char *relpath)
 				  relpath, FAMFS_PATH_LEN - 1);
 	if (!*relpath)
 		return famfs_fail(EEXIST, "the root directory exists already");
+	if (!famfs_name_is_clean(relpath))
+		return famfs_fail(EINVAL, "a name may not contain control characters");
 	if (famfs_relpath_check(relpath))
 		return famfs_fail(EINVAL, "cannot create \"%s\": %s", relpath,
 				  famfs_errmsg());

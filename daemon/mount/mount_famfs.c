@@ -100,8 +100,6 @@ static bool valid(const char *key, const char *val)
 	if (!strcmp(key, "role"))
 		return !strcmp(val, "auto") || !strcmp(val, "master") ||
 		       !strcmp(val, "client");
-	if (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))
-		return *val && strspn(val, "0123456789") == strlen(val);
 	if (!strcmp(key, "debug") || !strcmp(key, "suid") ||
 	    !strcmp(key, "dev"))
 		return !strcmp(val, "0") || !strcmp(val, "1") ||
@@ -123,6 +121,18 @@ static bool set(struct settings *s, const char *key, const char *val,
 	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
 	    strcmp(key, "shadow"))
 		return false;
+	if (val && (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))) {
+		/* the daemon's ranges; stored as read, so never truncated */
+		uint64_t max = !strcmp(key, "poll_ms") ? 3600000 : 65536, v;
+		static char num[2][24];
+		char *buf = num[!strcmp(key, "poll_ms")];
+
+		if (famfs_parse_number(val, 0, max, &v))
+			fail("%s: bad value for %s: %s", where, key,
+			     famfs_errmsg());
+		snprintf(buf, sizeof(num[0]), "%llu", (unsigned long long)v);
+		val = buf;
+	}
 	if (!val || !valid(key, val))
 		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
 	if (!strcmp(key, "fallback"))
@@ -163,12 +173,17 @@ static char *trim(char *s)
 	return s;
 }
 
-/* "key = value" lines; '#' starts a comment. A missing file is fine. */
+/*
+ * "key = value" lines of any length; '#' starts a comment. A missing file
+ * is fine; one that cannot be read (a directory, no permission) is not.
+ */
 static void read_conf(struct settings *s)
 {
 	const char *path = getenv("FAMFS_CONF");
-	char line[2048], where[1100];
+	char *line = NULL, where[1100];
 	unsigned int lineno = 0;
+	size_t cap = 0;
+	struct stat st;
 	FILE *f;
 
 	if (!path || !*path)
@@ -179,7 +194,9 @@ static void read_conf(struct settings *s)
 			fail("cannot read %s: %s", path, strerror(errno));
 		return;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		fail("cannot read %s: %s", path, strerror(EISDIR));
+	while (getline(&line, &cap, f) >= 0) {
 		char *hash = strchr(line, '#'), *eq, *key;
 
 		lineno++;
@@ -197,6 +214,9 @@ static void read_conf(struct settings *s)
 			fprintf(stderr, "%s: %s: unknown setting '%s' ignored\n",
 				prog, where, trim(key));
 	}
+	if (ferror(f))
+		fail("cannot read %s: %s", path, strerror(errno));
+	free(line);
 	fclose(f);
 }
 

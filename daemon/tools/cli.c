@@ -14,6 +14,7 @@
 #include "tool_util.h"
 
 const char *cli_device;
+const char *cli_cmd;
 bool cli_dryrun;
 
 /* ---- option values ------------------------------------------------------ */
@@ -25,15 +26,33 @@ bool cli_help_asked(int c)
 
 int cli_usage(void (*usage)(FILE *), int c, int ok, int bad)
 {
-	bool help = cli_help_asked(c);
+	if (cli_help_asked(c)) {
+		usage(stdout);
+		return ok;
+	}
+	return cli_usage_error(bad);
+}
 
-	usage(help ? stdout : stderr);
-	return help ? ok : bad;
+int cli_usage_error(int code)
+{
+	fprintf(stderr, "Try 'famfs%s%s --help' for more information.\n",
+		cli_cmd ? " " : "", cli_cmd ? cli_cmd : "");
+	return code;
 }
 
 int cli_parse_size(const char *what, const char *s, uint64_t *out)
 {
 	if (famfs_parse_size(s, out)) {
+		fprintf(stderr, "famfs: %s: %s\n", what, famfs_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_number(const char *what, const char *s, uint64_t min,
+		     uint64_t max, uint64_t *out)
+{
+	if (famfs_parse_number(s, min, max, out)) {
 		fprintf(stderr, "famfs: %s: %s\n", what, famfs_errmsg());
 		return -1;
 	}
@@ -58,16 +77,10 @@ int cli_parse_mode(const char *what, const char *s, uint32_t *out)
 
 int cli_parse_u32(const char *what, const char *s, uint32_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || !*s || *end || *s == '-' || v > UINT32_MAX) {
-		fprintf(stderr, "famfs: %s: \"%s\" is not a number from 0 to %u\n",
-			what, s, UINT32_MAX);
+	if (cli_parse_number(what, s, 0, UINT32_MAX, &v))
 		return -1;
-	}
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -87,10 +100,15 @@ int cli_owner_opt(struct cli_owner *o, int c, const char *arg)
 
 int cli_interleave_opt(struct cli_interleave *il, int c, const char *arg)
 {
+	uint64_t v;
+
 	switch (c) {
 	case 'N':
 		il->set = true;
-		return cli_parse_u32("-N (strips)", arg, &il->nstrips) ? -1 : 1;
+		if (cli_parse_number("-N (strips)", arg, 1, FAMFS_MAX_STRIPS, &v))
+			return -1;
+		il->nstrips = (uint32_t)v;
+		return 1;
 	case 'B':
 		il->set = true;
 		return cli_parse_u32("-B (buckets)", arg, &il->nbuckets) ? -1 : 1;
@@ -437,11 +455,13 @@ void cli_mount_path(const struct cli_fs *fs, const char *rel, char *buf,
 const char *cli_show(const struct cli_fs *fs, const char *rel, char *buf,
 		     size_t len)
 {
+	char raw[PATH_MAX + 96];
+
 	if (fs->mounted)
-		cli_mount_path(fs, rel, buf, len);
+		cli_mount_path(fs, rel, raw, sizeof(raw));
 	else
-		snprintf(buf, len, "%s:/%s", fs->dev.path, rel);
-	return buf;
+		snprintf(raw, sizeof(raw), "%s:/%s", fs->dev.path, rel);
+	return famfs_escape(raw, buf, len);
 }
 
 int cli_writer_begin(struct cli_fs *fs, struct famfs_writer *w,

@@ -40,11 +40,25 @@ extern bool cli_dryrun;	       /* --dryrun */
  * (on stdout); any other unknown option is a usage error (help on stderr).
  */
 bool cli_help_asked(int c);
-/* Print the help where it belongs; return @ok when asked for, else @bad. */
+/*
+ * The help on stdout and @ok when it was asked for; otherwise a usage
+ * error: cli_usage_error(@bad).
+ */
 int cli_usage(void (*usage)(FILE *), int c, int ok, int bad);
+/*
+ * After the one line that says what is wrong with the command line:
+ * "Try 'famfs CMD --help' for more information." on stderr; returns @code.
+ */
+int cli_usage_error(int code);
+extern const char *cli_cmd; /* the subcommand running, for messages */
 
-/* Parsers: print a message naming @what and return -1 on junk. */
+/*
+ * Parsers (famfs_parse_number and famfs_parse_size): print a message
+ * naming @what and return -1 on junk or a value out of range.
+ */
 int cli_parse_size(const char *what, const char *s, uint64_t *out);
+int cli_parse_number(const char *what, const char *s, uint64_t min,
+		     uint64_t max, uint64_t *out);
 int cli_parse_mode(const char *what, const char *s, uint32_t *out);
 int cli_parse_u32(const char *what, const char *s, uint32_t *out);
 

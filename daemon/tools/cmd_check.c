@@ -137,8 +137,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "famfs check: give one mount point\n");
-		usage(stderr);
-		return CHK_USAGE;
+		return cli_usage_error(CHK_USAGE);
 	}
 	if (famfs_dev_open(argv[optind], 0, &dev)) {
 		fprintf(stderr, "famfs check: %s\n", famfs_errmsg());

@@ -107,8 +107,7 @@ int cmd_chkread(int argc, char **argv)
 		fprintf(stderr, "famfs chkread: %s\n",
 			is_sb && is_log ? "-s and -l exclude each other" :
 					  "give exactly one FILE");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	name = argv[optind];
 	fd = open(name, O_RDONLY | O_CLOEXEC);

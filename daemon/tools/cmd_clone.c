@@ -66,8 +66,7 @@ int cmd_clone(int argc, char **argv)
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr, "famfs clone: give SRC and DEST\n");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	if (cli_fs_open(&fs, device, argv[optind], true))
 		return CLI_FAIL;

@@ -43,7 +43,11 @@ static void usage(FILE *f)
 		"Empty source files cannot be copied (famfs files have a size > 0).\n"
 		"\n"
 		"Options:\n"
-		"  -r, --recursive       copy directories and their contents\n"
+		"  -r, --recursive       copy directories and their contents. famfs has\n"
+		"                        no symbolic links: a symlink met with -r (also\n"
+		"                        one named as SOURCE) is skipped with a warning\n"
+		"  -L, --dereference     follow symbolic links and copy what they point\n"
+		"                        to; a directory loop is refused\n"
 		"  -m, --mode=MODE       octal permissions of new files (default: the\n"
 		"                        source's; -m is reduced by the umask)\n"
 		"  -u, --uid=UID         owner (default: your uid)\n"
@@ -74,8 +78,19 @@ static void usage(FILE *f)
 
 struct item {
 	char *src;
+	size_t root_len; /* src[0, root_len) is the SOURCE the user named */
+	dev_t dev;	 /* what was listed: a different file is not copied */
+	ino_t ino;
 	char rel[FAMFS_PATH_LEN];
 	uint64_t size;
+};
+
+/* The directories on the path being copied, for loop detection. */
+struct dirchain {
+	dev_t dev;
+	ino_t ino;
+	const char *path;
+	const struct dirchain *up;
 };
 
 struct cp {
@@ -84,6 +99,7 @@ struct cp {
 	const struct famfs_interleave *il;
 	struct cli_owner own; /* mode 0: the source's */
 	bool compare;
+	bool follow; /* follow symlinks: -L, or a SOURCE named without -r */
 	int verbose;
 	bool fatal; /* out of space or log: stop planning */
 	unsigned int errors;
@@ -121,9 +137,51 @@ static int join(struct cp *cp, const char *dir, const char *name,
 	return 0;
 }
 
+/*
+ * Open @path for @flags. Without @follow, every component below the first
+ * @root_len bytes (the SOURCE the user named, itself included) is opened
+ * with O_NOFOLLOW, one directory at a time: a symbolic link swapped into
+ * the tree while we copy cannot lead anywhere else (ELOOP).
+ */
+static int open_below(const char *path, size_t root_len, int flags,
+		      bool follow)
+{
+	char root[PATH_MAX], rest[PATH_MAX], *name = rest, *slash;
+	int dir, fd, err;
+
+	if (follow)
+		return open(path, flags | O_CLOEXEC);
+	if (!path[root_len])
+		return open(path, flags | O_CLOEXEC | O_NOFOLLOW);
+	snprintf(root, sizeof(root), "%.*s", (int)root_len, path);
+	snprintf(rest, sizeof(rest), "%s", path + root_len + 1);
+	dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	while (dir >= 0 && (slash = strchr(name, '/'))) {
+		*slash = '\0';
+		fd = openat(dir, name,
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		close(dir);
+		dir = fd;
+		name = slash + 1;
+	}
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, name, flags | O_CLOEXEC | O_NOFOLLOW);
+	err = errno;
+	close(dir);
+	errno = err;
+	return fd;
+}
+
+static void skip_symlink(const char *path)
+{
+	fprintf(stderr, "famfs cp: warning: %s is a symbolic link; skipped (famfs has no symbolic links; -L copies what it points to)\n",
+		path);
+}
+
 /* Log (or find) one destination file and remember to fill it. */
-static void plan_file(struct cp *cp, const char *src, const struct stat *st,
-		      const char *rel)
+static void plan_file(struct cp *cp, const char *src, size_t root_len,
+		      const struct stat *st, const char *rel)
 {
 	const struct famfs_node *n = famfs_ns_resolve(&cp->w.ns, rel);
 	uint64_t size = (uint64_t)st->st_size;
@@ -190,6 +248,9 @@ static void plan_file(struct cp *cp, const char *src, const struct stat *st,
 		return;
 	}
 	snprintf(it->rel, sizeof(it->rel), "%s", rel);
+	it->root_len = root_len;
+	it->dev = st->st_dev;
+	it->ino = st->st_ino;
 	it->size = size;
 	cp->nitems++;
 	cp->total += size;
@@ -229,42 +290,75 @@ static int ensure_dir(struct cp *cp, const char *rel, uint32_t dirmode)
 	return 0;
 }
 
-/* Copy the contents of directory @src into @rel, making @rel if needed. */
-static void plan_dir(struct cp *cp, const char *src, const char *rel,
-		     uint32_t dirmode)
+/*
+ * Copy the contents of directory @src into @rel, making @rel if needed.
+ * @up lists the directories above it on the path being copied.
+ */
+static void plan_dir(struct cp *cp, const char *src, size_t root_len,
+		     const char *rel, uint32_t dirmode,
+		     const struct dirchain *up)
 {
+	struct dirchain me = { .path = src, .up = up };
 	struct dirent **ents;
-	int nents;
+	struct stat st;
+	int dfd, nents;
 
-	if (ensure_dir(cp, rel, dirmode))
+	dfd = open_below(src, root_len, O_RDONLY | O_DIRECTORY, cp->follow);
+	if (dfd < 0 || fstat(dfd, &st) < 0) {
+		fprintf(stderr, "famfs cp: cannot read directory %s: %s\n", src,
+			errno == ELOOP ? "it became a symbolic link" :
+					 strerror(errno));
+		cp->errors++;
+		if (dfd >= 0)
+			close(dfd);
 		return;
+	}
+	me.dev = st.st_dev;
+	me.ino = st.st_ino;
+	for (const struct dirchain *c = up; c; c = c->up) {
+		if (c->dev == me.dev && c->ino == me.ino) {
+			fprintf(stderr, "famfs cp: %s: a directory loop (it is %s, on the path being copied); not copied\n",
+				src, c->path);
+			cp->errors++;
+			close(dfd);
+			return;
+		}
+	}
+	if (ensure_dir(cp, rel, dirmode)) {
+		close(dfd);
+		return;
+	}
 
 	/* Sorted, so that allocation and output do not depend on readdir. */
-	nents = scandir(src, &ents, NULL, alphasort);
+	nents = scandirat(dfd, ".", &ents, NULL, alphasort);
 	if (nents < 0) {
 		fprintf(stderr, "famfs cp: cannot read directory %s: %s\n", src,
 			strerror(errno));
 		cp->errors++;
+		close(dfd);
 		return;
 	}
 	for (int i = 0; i < nents; i++) {
 		const char *name = ents[i]->d_name;
 		char path[PATH_MAX], sub[FAMFS_PATH_LEN];
-		struct stat st;
 
 		if (cp->fatal || !strcmp(name, ".") || !strcmp(name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", src, name);
-		if (stat(path, &st) < 0) {
+		if (fstatat(dfd, name, &st,
+			    cp->follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
 			fprintf(stderr, "famfs cp: cannot stat %s: %s\n", path,
 				strerror(errno));
 			cp->errors++;
+		} else if (S_ISLNK(st.st_mode)) {
+			skip_symlink(path);
 		} else if (join(cp, rel, name, sub)) {
 			/* counted */
 		} else if (S_ISREG(st.st_mode)) {
-			plan_file(cp, path, &st, sub);
+			plan_file(cp, path, root_len, &st, sub);
 		} else if (S_ISDIR(st.st_mode)) {
-			plan_dir(cp, path, sub, (uint32_t)st.st_mode & 0777);
+			plan_dir(cp, path, root_len, sub,
+				 (uint32_t)st.st_mode & 0777, &me);
 		} else {
 			fprintf(stderr, "famfs cp: %s: not a regular file or directory; skipped\n",
 				path);
@@ -274,6 +368,7 @@ static void plan_dir(struct cp *cp, const char *src, const char *rel,
 	for (int i = 0; i < nents; i++)
 		free(ents[i]);
 	free(ents);
+	close(dfd);
 }
 
 #define CP_BUF (4u << 20)
@@ -286,12 +381,21 @@ static int copy_one(unsigned int i, void *arg)
 	uint8_t *buf = NULL, *dbuf = NULL;
 	struct cli_file f;
 	uint64_t off = 0;
+	struct stat st;
 	int src, rc = -1;
 
-	src = open(it->src, O_RDONLY | O_CLOEXEC);
+	src = open_below(it->src, it->root_len, O_RDONLY, cp->follow);
 	if (src < 0) {
 		fprintf(stderr, "famfs cp: cannot open %s: %s\n", it->src,
-			strerror(errno));
+			errno == ELOOP ? "it became a symbolic link" :
+					 strerror(errno));
+		return -1;
+	}
+	if (fstat(src, &st) < 0 || st.st_dev != it->dev ||
+	    st.st_ino != it->ino) {
+		fprintf(stderr, "famfs cp: %s was replaced while being copied; not copied\n",
+			it->src);
+		close(src);
 		return -1;
 	}
 	if (cli_file_open(&f, &cp->fs, ns, it->rel, !cp->compare)) {
@@ -363,6 +467,7 @@ int cmd_cp(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "recursive", no_argument, NULL, 'r' },
+		{ "dereference", no_argument, NULL, 'L' },
 		CLI_OWNER_OPTIONS,
 		{ "threadct", required_argument, NULL, 't' },
 		{ "compare", no_argument, NULL, 'c' },
@@ -380,14 +485,14 @@ int cmd_cp(int argc, char **argv)
 	char destrel[FAMFS_PATH_LEN];
 	const struct famfs_node *dn;
 	uint32_t threads = 1;
-	bool recursive = false, dest_is_dir;
+	bool recursive = false, deref = false, dest_is_dir;
 	int c, nsrc;
 	unsigned int failed;
 	struct cp cp = { .own = { .uid = getuid(), .gid = getgid() } };
 	mode_t mask;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "rm:u:g:t:cN:B:C:D:vh", opts,
+	while ((c = getopt_long(argc, argv, "rLm:u:g:t:cN:B:C:D:vh", opts,
 				NULL)) != -1) {
 		int r = cli_interleave_opt(&ilopt, c, optarg);
 
@@ -400,6 +505,9 @@ int cmd_cp(int argc, char **argv)
 		switch (c) {
 		case 'r':
 			recursive = true;
+			break;
+		case 'L':
+			deref = true;
 			break;
 		case 't':
 			if (cli_parse_u32("-t", optarg, &threads))
@@ -436,6 +544,8 @@ int cmd_cp(int argc, char **argv)
 	umask(mask);
 	cp.own.mode &= ~(uint32_t)mask;
 	dest = argv[argc - 1];
+	/* As GNU cp: without -r a SOURCE that is a symlink is followed. */
+	cp.follow = deref || !recursive;
 
 	if (cli_fs_open(&cp.fs, device, dest, !cp.compare))
 		return CLI_FAIL;
@@ -474,14 +584,27 @@ int cmd_cp(int argc, char **argv)
 	}
 
 	for (int i = optind; i < argc - 1 && !cp.fatal; i++) {
-		const char *src = argv[i];
-		char rel[FAMFS_PATH_LEN], bn[PATH_MAX];
+		char rel[FAMFS_PATH_LEN], bn[PATH_MAX], src[PATH_MAX];
+		size_t n;
 		struct stat st;
 
-		if (stat(src, &st) < 0) {
+		/* "dir/" is "dir": paths below it are joined with one '/' */
+		n = (size_t)snprintf(src, sizeof(src), "%s", argv[i]);
+		if (n >= sizeof(src)) {
+			fprintf(stderr, "famfs cp: %s: path too long\n", argv[i]);
+			cp.errors++;
+			continue;
+		}
+		while (n > 1 && src[n - 1] == '/')
+			src[--n] = '\0';
+		if ((cp.follow ? stat(src, &st) : lstat(src, &st)) < 0) {
 			fprintf(stderr, "famfs cp: cannot stat %s: %s\n", src,
 				strerror(errno));
 			cp.errors++;
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			skip_symlink(src);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
@@ -491,7 +614,8 @@ int cmd_cp(int argc, char **argv)
 				cp.errors++;
 				continue;
 			}
-			plan_dir(&cp, src, destrel, (uint32_t)st.st_mode & 0777);
+			plan_dir(&cp, src, n, destrel,
+				 (uint32_t)st.st_mode & 0777, NULL);
 			dest_is_dir = true;
 			continue;
 		}
@@ -513,7 +637,7 @@ int cmd_cp(int argc, char **argv)
 		} else {
 			snprintf(rel, sizeof(rel), "%s", destrel);
 		}
-		plan_file(&cp, src, &st, rel);
+		plan_file(&cp, src, n, &st, rel);
 	}
 
 done:
@@ -538,6 +662,5 @@ done:
 	return cp.errors || failed ? CLI_FAIL : CLI_OK;
 
 usage_err:
-	usage(stderr);
-	return CLI_USAGE;
+	return cli_usage_error(CLI_USAGE);
 }

@@ -143,15 +143,8 @@ static int parse_multi(const char *arg, struct newfile *nf)
 	if (cli_parse_size("-M size", size, &nf->size))
 		goto out;
 	if (seed) {
-		char *end;
-
-		errno = 0;
-		nf->seed = strtoull(seed, &end, 0);
-		if (errno || !*seed || *end) {
-			fprintf(stderr, "famfs creat: -M %s: \"%s\" is not a seed\n",
-				arg, seed);
+		if (cli_parse_number("-M seed", seed, 0, UINT64_MAX, &nf->seed))
 			goto out;
-		}
 		nf->fill = nf->seed != 0;
 	}
 	rc = 0;
@@ -212,19 +205,11 @@ int cmd_creat(int argc, char **argv)
 			if (cli_parse_size("-s", optarg, &size))
 				goto usage_err;
 			break;
-		case 'S': {
-			char *end;
-
-			errno = 0;
-			seed = strtoull(optarg, &end, 0);
-			if (errno || !*optarg || *end) {
-				fprintf(stderr, "famfs creat: -S: \"%s\" is not a seed\n",
-					optarg);
+		case 'S':
+			if (cli_parse_number("-S", optarg, 0, UINT64_MAX, &seed))
 				goto usage_err;
-			}
 			have_seed = true;
 			break;
-		}
 		case 'r':
 			randomize = true;
 			break;
@@ -407,7 +392,6 @@ int cmd_creat(int argc, char **argv)
 	return rc;
 
 usage_err:
-	usage(stderr);
 	free(files);
-	return CLI_USAGE;
+	return cli_usage_error(CLI_USAGE);
 }

@@ -162,8 +162,7 @@ int cmd_flush(int argc, char **argv)
 	}
 	if (optind == argc) {
 		fprintf(stderr, "famfs flush: no file given\n");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	for (int i = optind; i < argc; i++)
 		if (device ? flush_device(device, argv[i], verbose) :

@@ -69,13 +69,14 @@ static void usage(FILE *f)
 static int list_entry(const struct famfs_omf_entry *e, uint64_t index,
 		      void *arg)
 {
-	char sz[32];
+	char sz[32], name[FAMFS_ESCAPED_LEN(FAMFS_PATH_LEN)];
 
 	(void)arg;
 	switch (e->type) {
 	case FAMFS_ENTRY_FILE:
 		printf("  %6llu  file   %-40s %10s  mode %04o  uid %u gid %u  %s\n",
-		       (unsigned long long)index, e->file.relpath,
+		       (unsigned long long)index,
+		       famfs_escape(e->file.relpath, name, sizeof(name)),
 		       human_size(e->file.size, sz, sizeof(sz)), e->file.mode & 07777,
 		       e->file.uid, e->file.gid,
 		       e->file.fmap.ext_type == FAMFS_EXT_INTERLEAVE ?
@@ -83,8 +84,13 @@ static int list_entry(const struct famfs_omf_entry *e, uint64_t index,
 		break;
 	case FAMFS_ENTRY_MKDIR:
 		printf("  %6llu  mkdir  %-40s %10s  mode %04o  uid %u gid %u\n",
-		       (unsigned long long)index, e->mkdir.relpath, "",
+		       (unsigned long long)index,
+		       famfs_escape(e->mkdir.relpath, name, sizeof(name)), "",
 		       e->mkdir.mode & 07777, e->mkdir.uid, e->mkdir.gid);
+		break;
+	case FAMFS_ENTRY_VOID:
+		printf("  %6llu  void   (a damaged entry fsck --repair voided)\n",
+		       (unsigned long long)index);
 		break;
 	default:
 		printf("  %6llu  add-daxdev index %u\n", (unsigned long long)index,
@@ -133,7 +139,10 @@ static void print_json(const char *path, const struct famfs_fsck *r,
 			putchar(',');
 		json_string(stdout, r->problems[i]);
 	}
-	printf("],\"problems_not_listed\":%u", r->problems_dropped);
+	printf("],\"problems_not_listed\":%u,\"voided_entries\":%llu",
+	       r->problems_dropped, (unsigned long long)r->voided);
+	printf(",\"names_with_control_characters\":%llu",
+	       (unsigned long long)r->control_names);
 	json_fs_warnings(r);
 	printf("}\n");
 }
@@ -141,7 +150,7 @@ static void print_json(const char *path, const struct famfs_fsck *r,
 static void print_text(const char *path, const struct famfs_fsck *r,
 		       int status)
 {
-	char u[37];
+	char u[37], esc[FAMFS_ESCAPED_LEN(sizeof(r->problems[0]))];
 
 	printf("famfs fsck %s\n", path);
 	if (r->sb_valid) {
@@ -152,8 +161,21 @@ static void print_text(const char *path, const struct famfs_fsck *r,
 	if (r->log_valid) {
 		print_fs_usage(r, 13);
 	}
+	if (r->voided)
+		printf("  note:        %llu damaged entr%s voided by fsck --repair (what %s described is lost)\n",
+		       (unsigned long long)r->voided,
+		       r->voided == 1 ? "y" : "ies",
+		       r->voided == 1 ? "it" : "they");
+	if (r->control_names)
+		printf("  warning:     %llu name%s control characters, first in log entry %llu: \"%s\"\n",
+		       (unsigned long long)r->control_names,
+		       r->control_names == 1 ? " contains" : "s contain",
+		       (unsigned long long)r->control_first,
+		       famfs_escape(r->control_example, esc, sizeof(esc)));
+	/* problems quote names from the log: never raw on a terminal */
 	for (unsigned int i = 0; i < r->nproblems; i++)
-		printf("  problem:     %s\n", r->problems[i]);
+		printf("  problem:     %s\n",
+		       famfs_escape(r->problems[i], esc, sizeof(esc)));
 	if (r->problems_dropped)
 		printf("  problem:     ... and %u more\n", r->problems_dropped);
 	print_fs_warnings(r, 13, "");
@@ -237,14 +259,23 @@ static void print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
  */
 static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 {
-	uint64_t dropped;
+	struct famfs_repair rep;
 
-	if (famfs_fsck_repair(dev, &dropped)) {
+	if (famfs_fsck_repair(dev, &rep)) {
 		fprintf(stderr, "famfs fsck: not repaired: %s\n", famfs_errmsg());
 		return false;
 	}
-	fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
-		(unsigned long long)dropped, dropped == 1 ? "y" : "ies");
+	if (rep.voided)
+		fprintf(stderr, "famfs fsck: repaired: voided %llu damaged entr%s (index %llu%s) before intact ones; dropped %llu at the end of the log\n",
+			(unsigned long long)rep.voided,
+			rep.voided == 1 ? "y" : "ies",
+			(unsigned long long)rep.first_voided,
+			rep.voided == 1 ? "" : " and later",
+			(unsigned long long)rep.dropped);
+	else
+		fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
+			(unsigned long long)rep.dropped,
+			rep.dropped == 1 ? "y" : "ies");
 	return famfs_fsck(dev, r) == 0;
 }
 
@@ -321,16 +352,14 @@ int cmd_fsck(int argc, char **argv)
 				return FAMFS_FSCK_CLEAN;
 			}
 bad:
-			usage(stderr);
-			return FAMFS_FSCK_USAGE;
+			return cli_usage_error(FAMFS_FSCK_USAGE);
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "famfs fsck: %s\n",
 			optind == argc ? "no device or mount point given" :
 					 "too many arguments");
-		usage(stderr);
-		return FAMFS_FSCK_USAGE;
+		return cli_usage_error(FAMFS_FSCK_USAGE);
 	}
 	if (stat(argv[optind], &st) == 0 && !S_ISDIR(st.st_mode) &&
 	    famfs_dev_mounted(argv[optind], where, sizeof(where))) {

@@ -46,8 +46,9 @@ static void usage(FILE *f)
 static void print_map(const char *name, const struct famfs_node *n)
 {
 	const struct famfs_omf_fmap *fm = &n->fmap;
+	char esc[FAMFS_ESCAPED_LEN(PATH_MAX)];
 
-	printf("File:     %s\n", name);
+	printf("File:     %s\n", famfs_escape(name, esc, sizeof(esc)));
 	printf("\tsize:    %llu\n", (unsigned long long)n->size);
 	if (fm->ext_type == FAMFS_EXT_SIMPLE) {
 		printf("\textents: %u\n", fm->simple.nextents);
@@ -201,8 +202,7 @@ int cmd_getmap(int argc, char **argv)
 	}
 	if (optind == argc) {
 		fprintf(stderr, "famfs getmap: no file given\n");
-		usage(stderr);
-		return GM_BADARGS;
+		return cli_usage_error(GM_BADARGS);
 	}
 	for (int i = optind; i < argc; i++) {
 		int r = getmap_one(device, argv[i], quiet);

@@ -73,7 +73,7 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	struct play *p = arg;
 	const char *rel;
 	bool dir;
-	char path[PATH_MAX + 96], sz[32];
+	char path[PATH_MAX + 96], sz[32], esc[FAMFS_ESCAPED_LEN(512)];
 	struct stat st;
 	int rc = famfs_ns_apply(&p->ns, e, index);
 
@@ -84,7 +84,9 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 		if (p->verbose)
 			printf("  %6llu  %s\n", (unsigned long long)index,
 			       e->type == FAMFS_ENTRY_ADD_DAXDEV ? "add-daxdev" :
-								   "other");
+			       e->type == FAMFS_ENTRY_VOID ?
+						"void (a damaged entry fsck --repair voided)" :
+						"other");
 		return 0;
 	}
 	dir = e->type == FAMFS_ENTRY_MKDIR;
@@ -93,7 +95,7 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 		/* The daemon skips it too, so the mount cannot show it. */
 		p->skipped++;
 		fprintf(stderr, "famfs logplay: %s (skipped, as every host skips it)\n",
-			famfs_errmsg());
+			famfs_escape(famfs_errmsg(), esc, sizeof(esc)));
 		return 0;
 	}
 	if (dir) {
@@ -104,7 +106,8 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	}
 	if (p->verbose)
 		printf("  %6llu  %-5s  %-40s %10s  %04o %u:%u\n",
-		       (unsigned long long)index, dir ? "mkdir" : "file", rel,
+		       (unsigned long long)index, dir ? "mkdir" : "file",
+		       famfs_escape(rel, esc, sizeof(esc)),
 		       dir ? "" : human_size(e->file.size, sz, sizeof(sz)),
 		       dir ? e->mkdir.mode : e->file.mode,
 		       dir ? e->mkdir.uid : e->file.uid,
@@ -114,13 +117,13 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	cli_mount_path(p->fs, rel, path, sizeof(path));
 	if (stat(path, &st) < 0) {
 		fprintf(stderr, "famfs logplay: %s: logged (entry %llu) but not in the mount: %s\n",
-			path, (unsigned long long)index, strerror(errno));
+			famfs_escape(path, esc, sizeof(esc)), (unsigned long long)index, strerror(errno));
 		p->missing++;
 	} else if (dir ? !S_ISDIR(st.st_mode) :
 			 !S_ISREG(st.st_mode) ||
 				 (uint64_t)st.st_size != e->file.size) {
 		fprintf(stderr, "famfs logplay: %s: the mount does not show it as logged (entry %llu: %s)\n",
-			path, (unsigned long long)index,
+			famfs_escape(path, esc, sizeof(esc)), (unsigned long long)index,
 			dir ? "a directory" : "a file of that size");
 		p->missing++;
 	}
@@ -266,8 +269,7 @@ int cmd_logplay(int argc, char **argv)
 		fprintf(stderr, "famfs logplay: %s\n",
 			optind == argc ? "give a mount point (any path in a mounted famfs)" :
 					 "one mount point at a time");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	target = optind < argc ? argv[optind] : "";
 	if (cli_fs_open(&fs, device, target, false))

@@ -126,8 +126,7 @@ int cmd_mkdir(int argc, char **argv)
 	}
 	if (optind == argc) {
 		fprintf(stderr, "famfs mkdir: no directory given\n");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 
 	if (cli_fs_open(&fs, device, argv[optind], true))

@@ -48,8 +48,7 @@ int cmd_mkmeta(int argc, char **argv)
 		return cli_usage(usage, c, CLI_OK, CLI_USAGE);
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	target = argv[optind];
 	/* upstream names the device; a directory is taken as the mount */

@@ -223,8 +223,7 @@ int cmd_mount(int argc, char **argv)
 	}
 	if (optind != argc - 2) {
 		fprintf(stderr, "famfs mount: give a DEVICE and a MOUNTPOINT\n");
-		usage(stderr);
-		return CLI_USAGE;
+		return cli_usage_error(CLI_USAGE);
 	}
 	if (find_helper(helper, sizeof(helper))) {
 		fprintf(stderr, "famfs mount: mount.famfs not found (%s); build it with 'ninja -C build' or install the famfs package\n",

@@ -365,11 +365,16 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 	for (unsigned int i = 0; i < n; i++) {
 		struct mnt *m = &ms[i];
 		const struct famfs_fsck *r = &m->r;
+		/* paths and the problems quoting them: never raw on a tty */
+		char esc[FAMFS_ESCAPED_LEN(sizeof(m->problem[0]) > PATH_MAX ?
+						   sizeof(m->problem[0]) :
+						   PATH_MAX)];
 
-		printf("\n%s: %s\n", m->dir,
+		printf("\n%s: %s\n", famfs_escape(m->dir, esc, sizeof(esc)),
 		       healthy(m) ? "healthy" : "NOT HEALTHY");
 		printf("  device:    %s\n",
-		       kv(m, "device") ? kv(m, "device") : m->source);
+		       famfs_escape(kv(m, "device") ? kv(m, "device") : m->source,
+				    esc, sizeof(esc)));
 		printf("  mode:      %s\n",
 		       kv(m, "mode") ? kv(m, "mode") : "unknown");
 		/* The daemon's word first: a mount may be role=client. */
@@ -392,7 +397,8 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 		if (m->unchecked[0])
 			printf("  log:       not read: %s\n", m->unchecked);
 		for (unsigned int k = 0; k < m->nproblems; k++)
-			printf("  problem:   %s\n", m->problem[k]);
+			printf("  problem:   %s\n",
+			       famfs_escape(m->problem[k], esc, sizeof(esc)));
 	}
 }
 

@@ -154,16 +154,7 @@ out:
 
 static int parse_seed(const char *s, uint64_t *out)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	if (errno || !*s || *end || !*out) {
-		fprintf(stderr, "famfs verify: \"%s\" is not a seed (a non-zero number)\n",
-			s);
-		return -1;
-	}
-	return 0;
+	return cli_parse_number("-S (seed, not 0)", s, 1, UINT64_MAX, out);
 }
 
 int cmd_verify(int argc, char **argv)
@@ -283,7 +274,6 @@ int cmd_verify(int argc, char **argv)
 	return failed ? CLI_FAIL : CLI_OK;
 
 usage_err:
-	usage(stderr);
 	free(v.files);
-	return CLI_USAGE;
+	return cli_usage_error(CLI_USAGE);
 }

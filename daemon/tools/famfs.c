@@ -104,9 +104,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "famfs: no command given\n\n");
-		usage(stderr);
-		return EXIT_NO_COMMAND;
+		fprintf(stderr, "famfs: no command given\n");
+		return cli_usage_error(EXIT_NO_COMMAND);
 	}
 	if (!strcmp(argv[optind], "help")) {
 		/* "famfs help CMD" as upstream: the command's own help. */
@@ -123,17 +122,18 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
+		cli_cmd = commands[i].name;
 		if (cli_device && !takes_device(commands[i].name)) {
 			fprintf(stderr, "famfs: --device does not apply to '%s'%s\n",
 				commands[i].name,
 				!strcmp(commands[i].name, "fsck") ?
 					"; give the device as its argument" : "");
-			return 2;
+			return cli_usage_error(2);
 		}
 		if (cli_dryrun && strcmp(commands[i].name, "logplay")) {
 			fprintf(stderr, "famfs: --dryrun applies only to logplay; '%s' has no dry run\n",
 				commands[i].name);
-			return 2;
+			return cli_usage_error(2);
 		}
 		return commands[i].run(argc - optind, argv + optind);
 	}

@@ -44,6 +44,13 @@ static void usage(FILE *f)
 		"says why), 2 usage error.\n");
 }
 
+/* After the line that says what is wrong: where to read more. */
+static int usage_error(void)
+{
+	fprintf(stderr, "Try 'mkfs.famfs --help' for more information.\n");
+	return MKFS_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -81,10 +88,11 @@ int main(int argc, char **argv)
 			kill = true;
 			break;
 		case 'l':
-			if (famfs_parse_size(optarg, &mo.log_len)) {
+			if (famfs_parse_size(optarg, &mo.log_len) ||
+			    famfs_log_len_check(mo.log_len)) {
 				fprintf(stderr, "mkfs.famfs: --loglen: %s\n",
 					famfs_errmsg());
-				return MKFS_USAGE;
+				return usage_error();
 			}
 			break;
 		case 'v':
@@ -103,15 +111,13 @@ int main(int argc, char **argv)
 			return MKFS_OK;
 		default:
 bad:
-			usage(stderr);
-			return MKFS_USAGE;
+			return usage_error();
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "mkfs.famfs: %s\n",
 			optind == argc ? "no device given" : "too many arguments");
-		usage(stderr);
-		return MKFS_USAGE;
+		return usage_error();
 	}
 	path = argv[optind];
 	if (modeopt_apply(&mode, "mkfs.famfs", path, verbose))
@@ -121,7 +127,7 @@ bad:
 		if (!mo.force) {
 			fprintf(stderr, "mkfs.famfs: -k destroys the famfs on %s; add -f to confirm\n",
 				path);
-			return MKFS_USAGE;
+			return usage_error();
 		}
 		rc = famfs_kill_super(path);
 		if (rc == -ENOENT && access(path, F_OK) == 0) {

@@ -151,6 +151,40 @@ t_usage() {
 }
 check "usage errors give the documented exit codes" t_usage
 
+# Numbers: one parser for every tool; nothing wraps, overflows or gives a
+# message about another option; a usage error is one line and a pointer
+# to --help, not the whole help.
+t_numbers() {
+	run 1 F creat -D "$IMG" -s 18446744073709551615 huge &&
+		has_err "too large" || return 1
+	run 2 F creat -D "$IMG" -s 18446744073709551616 huge &&
+		has_err '-s: "18446744073709551616" is too large' || return 1
+	run 2 F creat -D "$IMG" -r -S -5 -s 2m neg &&
+		has_err '-S: "-5" is not a number' || return 1
+	run 2 F creat -D "$IMG" -s -2m neg && has_err '"-2m" is not a size' || return 1
+	run 2 F creat -D "$IMG" -N 0 -s 2m nstrips0 &&
+		has_err '-N (strips): "0" is out of range (1 to 16)' || return 1
+	run 2 F creat -D "$IMG" -t 4294967296 -s 2m many &&
+		has_err '-t: "4294967296" is too large (at most 4294967295)' || return 1
+	run 2 F verify -D "$IMG" -S -1 -f f42 && has_err '"-1" is not a number' || return 1
+	run 2 F creat -D "$IMG" --bogus || return 1
+	has_err "Try 'famfs creat --help'" || return 1
+	grep -q "Usage:" "$ERR" && { echo "# the whole help after a usage error"; return 1; }
+	[ "$(wc -l <"$ERR")" -le 2 ] || { echo "# more than two lines"; return 1; }
+	run 2 F creat -D "$IMG" -N 0 -s 2m x || return 1
+	grep -q "Usage:" "$ERR" && { echo "# the whole help after a bad -N"; return 1; }
+	truncate -s 64m "$T/num.img" || return 1
+	run 2 "$MKFS" -l 1 "$T/num.img" &&
+		has_err "power of two of at least 8 MiB" &&
+		has_err "Try 'mkfs.famfs --help'" || return 1
+	run 2 "$MKFS" -l -8m "$T/num.img" || return 1
+	run 2 "$MKFS" || return 1
+	has_err "Try 'mkfs.famfs --help'" || return 1
+	grep -q "Usage:" "$ERR" && { echo "# mkfs.famfs printed its whole help"; return 1; }
+	return 0
+}
+check "numbers: overflow, negatives, -N 0 and usage errors say what is wrong in one line (exit 2)" t_numbers
+
 t_uuid_dirs() {
 	truncate -s 64m "$T/uuid.img" &&
 		FAMFS_SYSTEM_UUID_FILE=$T/no/such/dirs/system_uuid run 0 "$MKFS" "$T/uuid.img" &&
@@ -216,6 +250,116 @@ t_creat_exists() {
 }
 check "creat: existing file of the same size is a no-op; other size, no size, no parent fail" t_creat_exists
 
+# cp -r as root on a tree a user controls: a symlink to a file only root
+# may read is skipped with a warning (famfs has no symbolic links), never
+# followed; a symlink loop makes nothing; -L follows, and stops at a loop.
+t_cp_symlinks() {
+	local u=$T/utree
+	rm -rf "$u" && mkdir -p "$u/sub" || return 1
+	echo secret >"$T/secret" && chmod 600 "$T/secret" || return 1
+	echo hello >"$u/a.txt" && echo deeper >"$u/sub/b.txt" || return 1
+	ln -s "$T/secret" "$u/innocent.txt" && ln -s . "$u/loop" || return 1
+	chown -R -h 65534:65534 "$u" || return 1
+	run 0 F cp -r -D "$IMG" "$u" /symtree || return 1
+	grep -qxF "famfs cp: warning: $u/innocent.txt is a symbolic link; skipped (famfs has no symbolic links; -L copies what it points to)" "$ERR" ||
+		{ echo "# no warning for innocent.txt"; return 1; }
+	has_err "$u/loop is a symbolic link; skipped" || return 1
+	run 0 F getmap -D "$IMG" -q symtree/a.txt || return 1
+	run 0 F getmap -D "$IMG" -q symtree/sub/b.txt || return 1
+	run 2 F getmap -D "$IMG" -q symtree/innocent.txt || return 1
+	run 2 F getmap -D "$IMG" -q symtree/loop || return 1
+	# a symlink named on the command line with -r is not followed either
+	run 0 F cp -r -D "$IMG" "$u/innocent.txt" /symtree2 &&
+		has_err "is a symbolic link; skipped" || return 1
+	run 2 F getmap -D "$IMG" -q symtree2/innocent.txt || return 1
+	# -L follows symlinks, and stops at a directory loop
+	run 1 F cp -r -L -D "$IMG" "$u" /symtreeL || return 1
+	grep -qxF "famfs cp: $u/loop: a directory loop (it is $u, on the path being copied); not copied" "$ERR" ||
+		{ echo "# no loop message"; return 1; }
+	run 0 F getmap -D "$IMG" -q symtreeL/innocent.txt || return 1
+	run 2 F getmap -D "$IMG" -q symtreeL/loop/a.txt || return 1
+}
+check "cp -r skips symlinks with a warning (never publishes their target), -L follows and stops at loops" t_cp_symlinks
+
+# One damaged entry in the middle of the log hides every later one; fsck
+# --repair voids it and keeps every intact entry after it.
+t_repair_middle() {
+	local img=$T/repair.img
+	newimg "$img" 64M || return 1
+	run 0 F mkdir -D "$img" d || return 1
+	run 0 F creat -D "$img" -s 2m -r -S 1 d/f1 || return 1	# entry 1
+	run 0 F creat -D "$img" -s 2m -r -S 2 d/f2 || return 1	# entry 2
+	run 0 F creat -D "$img" -s 2m -r -S 3 d/f3 || return 1	# entry 3
+	# flip one byte of entry 1's path (log at 2 MiB, 48-byte header, 544-byte entries)
+	$PY - "$img" $((2097152 + 48 + 544 + 20)) <<'EOF2' || return 1
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2]))
+    f.write(bytes([b[0] ^ 0x01]))
+EOF2
+	run 1 F fsck "$img" && has_out "log entry 1: CRC mismatch" || return 1
+	run 1 F fsck --repair "$img" || return 1
+	grep -qxF "famfs fsck: repaired: voided 1 damaged entry (index 1) before intact ones; dropped 0 at the end of the log" "$ERR" ||
+		{ echo "# repair message"; return 1; }
+	run 0 F fsck "$img" && has_out "1 damaged entry voided by fsck --repair" &&
+		has_out "result:      clean" || return 1
+	run 0 F verify -D "$img" -S 2 -f d/f2 || return 1
+	run 0 F verify -D "$img" -S 3 -f d/f3 || return 1
+	run 2 F getmap -D "$img" -q d/f1 || return 1
+	run 0 F logplay -D "$img" -v "$img" && has_out "void" || return 1
+	# the log takes appends again, after the intact entries
+	run 0 F creat -D "$img" -s 2m -r -S 4 d/f4 || return 1
+	run 0 F verify -D "$img" -S 3 -f d/f3 && run 0 F fsck "$img"
+}
+check "fsck --repair voids a damaged entry in the middle of the log; the intact ones after it stay" t_repair_middle
+
+# Control characters in names: the CLI refuses them; a log that holds one
+# (forged here) is flagged by fsck and every tool prints the name escaped,
+# so no name can move the cursor or fake a "result: clean" line.
+t_control_chars() {
+	local img=$T/ctl.img esc=$'\e' bad=$'bad\e[31mname' fake=$'x\n  result:      clean'
+	newimg "$img" 64M || return 1
+	run 1 F creat -D "$img" -s 2m "$bad" || return 1
+	grep -qxF "famfs creat: $img:/bad\\x1b[31mname: a name may not contain control characters" "$ERR" ||
+		{ echo "# creat message"; return 1; }
+	run 1 F mkdir -D "$img" "$fake" &&
+		has_err "a name may not contain control characters" || return 1
+	grep -q "$esc" "$ERR" && { echo "# raw escape in a message"; return 1; }
+	mkdir -p "$T/ctlsrc" && echo hi >"$T/ctlsrc/$bad" || return 1
+	run 1 F cp -r -D "$img" "$T/ctlsrc" /ctl &&
+		has_err "a name may not contain control characters" || return 1
+	grep -q "$esc" "$ERR" && { echo "# raw escape in a cp message"; return 1; }
+	run 0 F creat -D "$img" -s 2m goodname || return 1
+	run 1 F clone -D "$img" goodname "$bad" &&
+		has_err "a name may not contain control characters" || return 1
+	# forge entry 0's name into one with an escape sequence and a newline
+	$PY - "$img" <<'EOF2' || return 1
+import struct, sys, zlib
+off = 2097152 + 48 + 544  # entry 1 (entry 0 is the directory cp made)
+with open(sys.argv[1], "r+b") as f:
+    f.seek(off); e = bytearray(f.read(544))
+    assert e[40:48] == b"goodname"
+    name = b"g\x1b[31m\n  result:      clean"
+    e[40:40 + 80] = name + bytes(80 - len(name))
+    struct.pack_into("<Q", e, 536, zlib.crc32(bytes(e[:536])))
+    f.seek(off); f.write(e)
+EOF2
+	run 0 F fsck "$img" || return 1
+	has_out 'warning:     1 name contains control characters, first in log entry 1: "g\\x1b\[31m\\n  result:      clean"' || return 1
+	[ "$(grep -c 'result:' "$OUT")" -eq 2 ] && [ "$(grep -c '^  result:' "$OUT")" -eq 1 ] ||
+		{ echo "# a faked result line"; return 1; }
+	grep -q "$esc" "$OUT" && { echo "# raw escape from fsck"; return 1; }
+	run 0 F fsck -v "$img" && ! grep -q "$esc" "$OUT" || return 1
+	[ "$(grep -c '^  result:' "$OUT")" -eq 1 ] || return 1
+	run 0 F fsck --json "$img" && has_out '"names_with_control_characters":1' || return 1
+	run 0 F logplay -D "$img" -v "$img" && has_out 'g\\x1b\[31m\\n' || return 1
+	grep -q "$esc" "$OUT" && { echo "# raw escape from logplay"; return 1; }
+	run 0 F getmap -D "$img" $'g\e[31m\n  result:      clean' && has_out 'g\\x1b\[31m\\n' || return 1
+	grep -q "$esc" "$OUT" && { echo "# raw escape from getmap"; return 1; }
+	return 0
+}
+check "control characters in names: refused by creat/mkdir/cp/clone, flagged by fsck, escaped on output" t_control_chars
+
 t_mkdir() {
 	run 0 F mkdir -D "$IMG" d1 || return 1
 	run 1 F mkdir -D "$IMG" d1 && has_err "exists" || return 1
@@ -239,7 +383,7 @@ t_interleave() {
 	run 0 F verify -D "$IMG" -S 78 il2 || return 1
 	run 1 F creat -D "$IMG" -s 8m -N 2 -C 3m bad1 && has_err "power of two" || return 1
 	run 1 F creat -D "$IMG" -s 8m -N 4 -B 2 bad2 && has_err "buckets" || return 1
-	run 1 F creat -D "$IMG" -s 8m -N 17 bad3 && has_err "strips"
+	run 2 F creat -D "$IMG" -s 8m -N 17 bad3 && has_err "strips"
 }
 check "interleaved creat (-N -B -C): map, pattern round trip, bad layouts refused" t_interleave
 

@@ -85,3 +85,25 @@ def test_rejected(populated, master, op):
 def test_times_only_setattr_is_accepted(populated):
     # touch(1) on an existing file must not fail: times are not stored
     os.utime(os.path.join(populated.mnt, "d/f"), None)
+
+
+def test_write_crossing_the_end_is_short(populated, master):
+    """famfs-fused(8): a write that starts inside a file and runs past its
+    end writes up to the end and returns that short count."""
+    path = os.path.join(populated.mnt, "d/f")
+    end = 3 << 20
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        n = os.pwrite(fd, b"y" * 10, end - 5)
+        assert n == 5
+        with pytest.raises(OSError) as e:      # the next one starts at the end
+            os.pwrite(fd, b"y" * 5, end)
+        assert e.value.errno == errno.EFBIG
+    finally:
+        os.close(fd)
+    with open(path, "rb") as f:
+        f.seek(end - 6)
+        tail = f.read()
+    assert tail[1:] == b"yyyyy" and len(tail) == 6
+    assert os.stat(path).st_size == end
+    master.famfs("fsck", populated.mnt)

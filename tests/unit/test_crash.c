@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Crashes and torn appends: the log stays readable, every complete entry
- * before the damage is kept, and repair drops only a damaged tail.
+ * before the damage is kept, repair drops only a damaged tail and voids
+ * a damaged entry that intact ones follow.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,7 +43,7 @@ static void torn_tail_is_repaired_without_loss(void **state)
 	struct famfs_dev dev;
 	struct famfs_fsck r;
 	struct scratch s;
-	uint64_t dropped;
+	struct famfs_repair rep;
 
 	(void)state;
 	scratch_mkfs(&s, 64 * MiB);
@@ -60,8 +61,9 @@ static void torn_tail_is_repaired_without_loss(void **state)
 	assert_non_null(strstr(r.problems[0], "log entry 5"));
 	assert_int_equal(r.dirs, 5);
 
-	assert_int_equal(famfs_fsck_repair(&dev, &dropped), 0);
-	assert_int_equal(dropped, 1);
+	assert_int_equal(famfs_fsck_repair(&dev, &rep), 0);
+	assert_int_equal(rep.dropped, 1);
+	assert_int_equal(rep.voided, 0);
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
 	assert_int_equal(r.dirs, 5);
@@ -76,21 +78,30 @@ static void torn_tail_is_repaired_without_loss(void **state)
 	scratch_drop(&s);
 }
 
-static void damage_in_the_middle_is_not_dropped(void **state)
+/* A damaged entry in the middle is voided; the intact ones after it stay. */
+static void damage_in_the_middle_is_voided(void **state)
 {
 	struct famfs_dev dev;
+	struct famfs_fsck r;
+	struct famfs_repair rep;
 	struct scratch s;
-	uint64_t dropped;
 
 	(void)state;
 	scratch_mkfs(&s, 64 * MiB);
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
 	make_dirs(&dev, "d", 4);
 	((uint8_t *)famfs_log_entry(dev.log, 1))[40] ^= 1;
-	assert_int_equal(famfs_fsck_repair(&dev, &dropped), -EUCLEAN);
-	assert_non_null(strstr(famfs_errmsg(), "entry 2 after it is valid"));
-	assert_int_equal(dropped, 0);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(r.dirs, 1);
+	assert_int_equal(famfs_fsck_repair(&dev, &rep), 0);
+	assert_int_equal(rep.voided, 1);
+	assert_int_equal(rep.first_voided, 1);
+	assert_int_equal(rep.dropped, 0);
 	assert_int_equal(dev.log->next_index, 4);
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	assert_int_equal(r.dirs, 3);
+	assert_int_equal(r.voided, 1);
 	famfs_dev_close(&dev);
 	scratch_drop(&s);
 }
@@ -193,7 +204,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(torn_tail_is_repaired_without_loss),
-		cmocka_unit_test(damage_in_the_middle_is_not_dropped),
+		cmocka_unit_test(damage_in_the_middle_is_voided),
 		cmocka_unit_test(killed_writers_leave_a_clean_log),
 	};
 

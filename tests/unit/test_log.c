@@ -128,7 +128,13 @@ static void names_and_paths_are_checked(void **state)
 	assert_int_equal(famfs_writer_creat(&w, "d/" "0123456789012345678901234567890123456789"
 					    "0123456789012345678901234567890123456789",
 					    1, 0644, 0, 0, NULL, NULL), -ENAMETOOLONG);
+	/* larger than the device: EFBIG, and no overflow on the way */
 	assert_int_equal(famfs_writer_creat(&w, "big", 1024 * MiB, 0644, 0, 0,
+					    NULL, NULL), -EFBIG);
+	assert_int_equal(famfs_writer_creat(&w, "big", UINT64_MAX, 0644, 0, 0,
+					    NULL, NULL), -EFBIG);
+	assert_non_null(strstr(famfs_errmsg(), "too large"));
+	assert_int_equal(famfs_writer_creat(&w, "big", 60 * MiB, 0644, 0, 0,
 					    NULL, NULL), -ENOSPC);
 	assert_int_equal(famfs_writer_creat(&w, "empty", 0, 0644, 0, 0, NULL,
 					    NULL), -EINVAL);
