@@ -245,6 +245,17 @@ int famfs_kill_super(const char *path)
 	} else {
 		dev.sb->magic = 0;
 		famfs_dev_flush(&dev, &dev.sb->magic, sizeof(dev.sb->magic));
+		/*
+		 * The log's magic too: an intact log alone still marks a
+		 * famfs (check_unused), and a killed one is no famfs.
+		 */
+		if (famfs_log_intact(&dev)) {
+			struct famfs_omf_log *log = (struct famfs_omf_log *)(
+				dev.base + FAMFS_LOG_OFFSET);
+
+			log->magic = 0;
+			famfs_dev_flush(&dev, &log->magic, sizeof(log->magic));
+		}
 	}
 	famfs_dev_close(&dev);
 	return rc;

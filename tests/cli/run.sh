@@ -506,12 +506,12 @@ t_mkfs_exits() {
 	run 1 "$MKFS" "$d/odd.img" && has_err "not a multiple of the 2 MiB" || return 1
 	truncate -s 64M "$d/a.img"
 	run 0 "$MKFS" "$d/a.img" || return 1
-	run 1 "$MKFS" "$d/a.img" && has_err "already holds a famfs; use -f" || return 1
+	run 1 "$MKFS" "$d/a.img" && has_err "holds a famfs; use -f to overwrite it" || return 1
 	run 2 "$MKFS" --no-such-option "$d/a.img" || return 1
 	run 2 "$MKFS" || return 1
 	# -l: a power of two of at least 8 MiB
-	run 1 "$MKFS" -f -l 3m "$d/a.img" && has_err "power of two" || return 1
-	run 1 "$MKFS" -f -l 4m "$d/a.img" && has_err "at least 8 MiB" || return 1
+	run 2 "$MKFS" -f -l 3m "$d/a.img" && has_err "power of two" || return 1
+	run 2 "$MKFS" -f -l 4m "$d/a.img" && has_err "at least 8 MiB" || return 1
 	run 0 "$MKFS" -f -l 16m "$d/a.img" && has_out "log: *16 MiB, room for 30840 entries" ||
 		return 1
 	run 0 F fsck --json "$d/a.img" || return 1
@@ -561,12 +561,14 @@ t_fsck_exits() {
 	run 0 F fsck "$d/t.img" && has_out "2 of 15420 entries" || return 1
 	run 0 F mkdir -D "$d/t.img" again || return 1	# appends again
 	run 0 F fsck "$d/t.img" && has_out "3 directories" || return 1
-	# Damage followed by a valid entry is no torn append: not repaired.
+	# Damage followed by a valid entry is no torn append: --repair voids
+	# it in place (1: found and corrected) and keeps the entries after it.
 	corrupt "$d/m.img" 1
-	run 1 F fsck --repair "$d/m.img" && has_err "not a torn append" || return 1
-	run 1 F fsck "$d/m.img" && has_out "3 of 15420 entries" && has_out "log entry 1"
+	run 1 F fsck "$d/m.img" && has_out "log entry 1" || return 1
+	run 1 F fsck --repair "$d/m.img" && has_err "voided 1 damaged entry (index 1)" || return 1
+	run 0 F fsck "$d/m.img" && has_out "3 of 15420 entries" && has_out "result: *clean"
 }
-check "fsck exits 0, 1, 2, 8 and 16; --repair drops a torn tail (master only), keeps damage in the middle" t_fsck_exits
+check "fsck exits 0, 1, 2, 8 and 16; --repair drops a torn tail (master only), voids damage in the middle" t_fsck_exits
 
 t_logplay_device() {
 	local d=$T/logplay
