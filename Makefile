@@ -4,6 +4,8 @@
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
+#   make vm-test-debug  the same on a debug build of that kernel (KASAN,
+#                   lockdep; built once and cached: 1-2 hours cold)
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
 #   make bench      benchmarks, one run: table, build-bench/bench.json, plot
@@ -17,7 +19,7 @@ FUZZBUILD  ?= build-fuzz
 CHECK_TIERS ?= unit fuzz host cli units vm e2e
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps deps-kernel build demo check test-builds vm-test e2e bench fuzz deb rpm clean
+.PHONY: all deps deps-kernel build demo check test-builds vm-test vm-test-debug e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -58,6 +60,11 @@ check: test-builds deps-kernel
 
 vm-test: deps-kernel
 	tests/run-all.sh vm
+
+# Not part of check: a cold build of the debug kernel takes hours, and its
+# guests run several times slower under TCG (tests/vm/README.md).
+vm-test-debug: deps-kernel
+	VM_DEBUG=1 tests/run-all.sh vm
 
 e2e: deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh
