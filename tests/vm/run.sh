@@ -211,7 +211,7 @@ boot() {
 # 4. Results. results NAME [LABEL]: print the guest's checks (names
 # prefixed with LABEL), add "the guest finished" on failure and "its
 # kernel log is clean", and count them into pass and fail.
-trouble='Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection'
+trouble='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|KASAN|general protection'
 [ -z "$debug" ] || trouble="$trouble|possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: |UBSAN:|Call Trace:"
 pass=0
 fail=0
