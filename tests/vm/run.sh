@@ -198,7 +198,7 @@ boot() {
 		-device nvdimm,memdev=pmem0,id=nvdimm0 \
 		"$@" ${VM_QEMU_ARGS:-} \
 		-kernel "$vmlinuz" -initrd "$w/initrd" \
-		-append "console=ttyS0 panic=-1 famfs.test=$cases" \
+		-append "console=ttyS0 panic=-1 famfs.test=$cases${debug:+ famfs.slow=4}" \
 		-display none -monitor none -no-reboot \
 		-serial file:"$w/$name.console" -serial file:"$w/$name.results" \
 		</dev/null >"$w/$name.qemu" 2>&1; then

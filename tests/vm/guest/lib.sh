@@ -6,6 +6,10 @@ T_N=0
 T_FAIL=0
 RES=/dev/ttyS1
 [ -c "$RES" ] || RES=/dev/console
+# famfs.slow=N on the kernel command line (run.sh gives it to the debug
+# kernel) stretches the waits of these helpers and the pair's N times.
+SLOW=$(sed -n 's/.*famfs\.slow=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)
+SLOW=${SLOW:-1}
 
 report() { echo "$*" >"$RES"; echo "famfs-vm: $*" >/dev/console; }
 note() { report "# $*"; }
@@ -29,7 +33,7 @@ t() {
 
 # wait_for PATH [SECONDS]: wait until PATH exists.
 wait_for() {
-	local i=0 n=${2:-10}
+	local i=0 n=$((${2:-10} * SLOW))
 	while [ ! -e "$1" ]; do
 		[ $i -ge $((n * 10)) ] && return 1
 		sleep 0.1
@@ -41,7 +45,7 @@ wait_for() {
 wait_gone() {
 	local i=0
 	while kill -0 "$1" 2>/dev/null; do
-		[ $i -ge 100 ] && return 1
+		[ $i -ge $((100 * SLOW)) ] && return 1
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -46,7 +46,7 @@ for i in 1 2 3 4 5; do
 	how=-
 	[ $i -gt 2 ] && how=$S
 	rm -f /tmp/ready
-	fvt visible $M/.meta/.log $M/v$i $how /tmp/ready 10 >/tmp/vis$i 2>&1 &
+	fvt visible $M/.meta/.log $M/v$i $how /tmp/ready $((10 * SLOW)) >/tmp/vis$i 2>&1 &
 	vpid=$!
 	wait_for /tmp/ready 10
 	say watch$i
@@ -54,7 +54,7 @@ for i in 1 2 3 4 5; do
 	wait $vpid
 	what="lookup"
 	[ $i -gt 2 ] && what="the daemon's poll only"
-	t "v$i seen by $what in under 2 s" delay_below /tmp/vis$i 2000 &&
+	t "v$i seen by $what in under 2 s" delay_below /tmp/vis$i $((2000 * SLOW)) &&
 		measure "$(cat /tmp/vis$i)"
 done
 say measured
