@@ -73,7 +73,9 @@ if [ -n "$debug" ]; then
 	kodir=$top/dkms/build-debug
 	kbuild="-k $kver --kdir $dk/linux -o $kodir"
 	export FAMFS_CHROOT_BIND=$(dirname "$dk")
-	export MKINITRAMFS_MODULES=$dk/modules/lib/modules/$kver
+	MKINITRAMFS_MODULES=$dk/modules/lib/modules/$kver
+	[ -d "$MKINITRAMFS_MODULES" ] || MKINITRAMFS_MODULES=$dk/modules/usr/lib/modules/$kver
+	export MKINITRAMFS_MODULES
 	log "debug kernel $kver ready ($(since "$t0") s): $dk"
 fi
 [ -f "$vmlinuz" ] || die "no $vmlinuz"
