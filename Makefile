@@ -5,7 +5,7 @@
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
 #   make vm-test-debug  the same on a debug build of that kernel (KASAN,
-#                   lockdep; built once and cached: 1-2 hours cold)
+#                   lockdep; built once and cached: over an hour cold)
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
 #   make bench      benchmarks, one run: table, build-bench/bench.json, plot
@@ -61,8 +61,8 @@ check: test-builds deps-kernel
 vm-test: deps-kernel
 	tests/run-all.sh vm
 
-# Not part of check: a cold build of the debug kernel takes hours, and its
-# guests run several times slower under TCG (tests/vm/README.md).
+# Not part of check: a cold build of the debug kernel takes well over an
+# hour on 2 cores; warm, a run takes about 5 minutes (tests/vm/README.md).
 vm-test-debug: deps-kernel
 	VM_DEBUG=1 tests/run-all.sh vm
 

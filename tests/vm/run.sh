@@ -25,7 +25,7 @@
 #                   NVDIMM for bench/vm.sh)
 #   VM_DEBUG        1: boot the debug kernel (debug-kernel.sh: KASAN,
 #                   lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_VM; built once and
-#                   cached, 1-2 hours cold) with the module built against
+#                   cached, over an hour cold) with the module built against
 #                   it; VM_TIMEOUT defaults to 2400 and VM_MEM to 2G, and
 #                   lockdep and KASAN reports fail the console check too
 #
