@@ -72,7 +72,8 @@ if [ -n "$debug" ]; then
 	vmlinuz=$dk/bzImage
 	kodir=$top/dkms/build-debug
 	kbuild="-k $kver --kdir $dk/linux -o $kodir"
-	export FAMFS_CHROOT_BIND=$(dirname "$dk")
+	FAMFS_CHROOT_BIND=$(dirname "$dk")
+	export FAMFS_CHROOT_BIND
 	MKINITRAMFS_MODULES=$dk/modules/lib/modules/$kver
 	[ -d "$MKINITRAMFS_MODULES" ] || MKINITRAMFS_MODULES=$dk/modules/usr/lib/modules/$kver
 	export MKINITRAMFS_MODULES
