@@ -4,6 +4,8 @@
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
+#   make vm-test-debug  the same on a debug build of that kernel (KASAN,
+#                   lockdep; built once and cached: over an hour cold)
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
 #   make bench      benchmarks, one run: table, build-bench/bench.json, plot
@@ -20,7 +22,7 @@ FUZZ_SECONDS ?= 20
 
 PREFIX     ?= /usr/local
 
-.PHONY: all deps deps-kernel build install demo check test-builds vm-test e2e bench fuzz deb rpm clean
+.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-debug e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -70,6 +72,11 @@ check: test-builds deps-kernel
 
 vm-test: deps-kernel
 	tests/run-all.sh vm
+
+# Not part of check: a cold build of the debug kernel takes well over an
+# hour on 2 cores; warm, a run takes about 5 minutes (tests/vm/README.md).
+vm-test-debug: deps-kernel
+	VM_DEBUG=1 tests/run-all.sh vm
 
 e2e: deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh

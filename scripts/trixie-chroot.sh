@@ -12,6 +12,8 @@
 # away with the command. Needs root (debootstrap, chroot, mount).
 #
 # Location: $FAMFS_CACHE/chroot (default <repo>/cache/trixie/chroot).
+# FAMFS_CHROOT_BIND="DIR ..." binds more host directories at the same path
+# inside (e.g. the debug kernel's tree in the cache).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,7 +77,7 @@ fi
 #   FAMFS_CHROOT_KERNELTREE=1  what configuring and building a full kernel
 #                              tree needs, and sparse (dkms/full-tree-check.sh)
 USERSPACE_PKGS="meson ninja-build pkg-config gcc libfuse3-dev zlib1g-dev uuid-dev libblkid-dev libsystemd-dev libyaml-dev"
-KERNELTREE_PKGS="make flex bison bc libssl-dev libelf-dev sparse"
+KERNELTREE_PKGS="make flex bison bc libssl-dev libelf-dev sparse zstd"
 apt_group() { # NAME PKG...
 	name=$1
 	shift
@@ -117,7 +119,7 @@ case $gitdir in "$top"/*) gitdir= ;; esac
 
 # Run in a private mount namespace: nothing to clean up afterwards.
 exec unshare -m --propagation private sh -eu -c '
-	R=$1 top=$2 cwd=$3 gitdir=$4; shift 4
+	R=$1 top=$2 cwd=$3 gitdir=$4 binds=$5; shift 5
 	mount -t proc proc "$R/proc"
 	mount --bind /dev "$R/dev"
 	mount -t tmpfs tmpfs "$R/tmp"
@@ -128,6 +130,10 @@ exec unshare -m --propagation private sh -eu -c '
 		mkdir -p "$R$gitdir"
 		mount --bind "$gitdir" "$R$gitdir"
 	fi
+	for b in $binds; do
+		mkdir -p "$R$b"
+		mount --bind "$b" "$R$b"
+	done
 	# Make the chroot look like a trixie system with linux-source-6.12.
 	src=$(dirname "$R")/root/usr/src/linux-source-6.12.tar.xz
 	if [ -f "$src" ]; then
@@ -139,4 +145,4 @@ exec unshare -m --propagation private sh -eu -c '
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
 		KVER="$(cat "$R/.famfs-headers")" \
 		sh -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"
-' sh "$R" "$top" "$cwd" "$gitdir" "$@"
+' sh "$R" "$top" "$cwd" "$gitdir" "${FAMFS_CHROOT_BIND:-}" "$@"

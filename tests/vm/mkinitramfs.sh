@@ -6,6 +6,9 @@
 # its inputs changes.
 #
 #   tests/vm/mkinitramfs.sh KVER OUT.cpio.gz
+#   MKINITRAMFS_MODULES=DIR   take the modules from DIR (a modules_install
+#                             tree, e.g. the debug kernel's) instead of the
+#                             trixie image's /usr/lib/modules/KVER
 #
 # Our own files (famfs_fuse.ko, the guest scripts and the test cases) are
 # not in here: run.sh appends them as a second, uncompressed cpio archive
@@ -17,7 +20,7 @@ out=${2:?usage: mkinitramfs.sh KVER OUT}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 C=${FAMFS_CACHE:-$top/cache/trixie}
-mods=$C/root/usr/lib/modules/$kver
+mods=${MKINITRAMFS_MODULES:-$C/root/usr/lib/modules/$kver}
 
 die() { echo "mkinitramfs: error: $*" >&2; exit 1; }
 
@@ -36,7 +39,7 @@ bins=$(command -v ndctl) || die "ndctl missing (DEPS_KERNEL=1 scripts/deps.sh)"
 roots=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/modules")
 
 key=$( {
-	echo "$kver"
+	echo "$kver $mods"
 	cat "$0" "$here/modules"
 	md5sum "$bb" $bins
 	for b in $bins; do ldd "$b" | sed "s/ (0x[0-9a-f]*)//"; done

@@ -25,6 +25,11 @@
 #                   NVDIMM for bench/vm.sh); when empty, the single guest
 #                   gets a second NVDIMM (1 GiB backing file,
 #                   sparse), which 55-hardening makes dax1.0
+#   VM_DEBUG        1: boot the debug kernel (debug-kernel.sh: KASAN,
+#                   lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_VM; built once and
+#                   cached, over an hour cold) with the module built against
+#                   it; VM_TIMEOUT defaults to 2400 and VM_MEM to 2G, and
+#                   lockdep and KASAN reports fail the console check too
 #
 # Never loads anything into the host's kernel. Needs root only for the
 # chroot build (debootstrap/chroot/mount).
@@ -35,7 +40,15 @@ top=$(cd "$here/../.." && pwd)
 C=${FAMFS_CACHE:-$top/cache/trixie}
 export FAMFS_CACHE=$C
 cases=${1:-all}
-timeout_s=${VM_TIMEOUT:-300}
+debug=${VM_DEBUG:-}
+[ "$debug" != 0 ] || debug=
+if [ -n "$debug" ]; then
+	timeout_s=${VM_TIMEOUT:-2400}
+	mem=${VM_MEM:-2G}
+else
+	timeout_s=${VM_TIMEOUT:-300}
+	mem=${VM_MEM:-1G}
+fi
 
 die() {
 	echo "vm-test: error: $*" >&2
@@ -58,7 +71,27 @@ command -v qemu-system-x86_64 >/dev/null ||
 
 # 1. Trixie packages and the module.
 kver=$("$top/scripts/trixie-cache.sh") || die "trixie cache failed"
+stock_kver=$kver
 vmlinuz=$C/root/boot/vmlinuz-$kver
+# The module's build: the trixie kernel's headers, or the debug kernel's
+# tree (bound into the chroot from the cache).
+kbuild="-k $kver"
+kodir=$top/dkms/build
+unset MKINITRAMFS_MODULES
+if [ -n "$debug" ]; then
+	t0=$(now)
+	dk=$("$here/debug-kernel.sh") || die "debug kernel build failed"
+	kver=$(cat "$dk/kernel.release")
+	vmlinuz=$dk/bzImage
+	kodir=$top/dkms/build-debug
+	kbuild="-k $kver --kdir $dk/linux -o $kodir"
+	FAMFS_CHROOT_BIND=$(dirname "$dk")
+	export FAMFS_CHROOT_BIND
+	MKINITRAMFS_MODULES=$dk/modules/lib/modules/$kver
+	[ -d "$MKINITRAMFS_MODULES" ] || MKINITRAMFS_MODULES=$dk/modules/usr/lib/modules/$kver
+	export MKINITRAMFS_MODULES
+	log "debug kernel $kver ready ($(since "$t0") s): $dk"
+fi
 [ -f "$vmlinuz" ] || die "no $vmlinuz"
 
 w=$(mktemp -d "${TMPDIR:-/tmp}/famfs-vm.XXXXXX")
@@ -69,11 +102,12 @@ else
 fi
 
 t0=$(now)
-"$top/scripts/trixie-chroot.sh" dkms/build.sh -k "$kver" >"$w/build.log" 2>&1 || {
+# shellcheck disable=SC2086 # kbuild is split on purpose
+"$top/scripts/trixie-chroot.sh" dkms/build.sh $kbuild >"$w/build.log" 2>&1 || {
 	tail -n 30 "$w/build.log" >&2
 	die "module build failed (log above)"
 }
-ko=$top/dkms/build/famfs_fuse.ko
+ko=$kodir/famfs_fuse.ko
 [ -f "$ko" ] || die "no $ko after the build"
 log "module ready ($(since "$t0") s)"
 # The daemon and tools for the guest: built in the trixie chroot against
@@ -98,7 +132,7 @@ abi_ok=0
 : >"$w/fulltree.txt"
 if [ "$cases" = all ]; then
 	t0=$(now)
-	"$here/full-tree.sh" "$kver" >"$w/fulltree.txt" 2>"$w/fulltree.log" || {
+	"$here/full-tree.sh" "$stock_kver" >"$w/fulltree.txt" 2>"$w/fulltree.log" || {
 		tail -n 20 "$w/fulltree.log" >&2
 		grep -q '^not ok' "$w/fulltree.txt" ||
 			echo "not ok - tests/vm/full-tree.sh failed" >>"$w/fulltree.txt"
@@ -175,12 +209,12 @@ boot() {
 	# shellcheck disable=SC2086 # VM_QEMU_ARGS is split on purpose
 	if timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
-		-machine pc,nvdimm=on -m "${VM_MEM:-1G},slots=2,maxmem=8G" \
+		-machine pc,nvdimm=on -m "$mem,slots=2,maxmem=8G" \
 		-object memory-backend-file,id=pmem0,share=on,mem-path="$w/$name.pmem",size=$nvsize,align=2M \
 		-device nvdimm,memdev=pmem0,id=nvdimm0 \
 		"$@" ${VM_QEMU_ARGS:-} \
 		-kernel "$vmlinuz" -initrd "$w/initrd" \
-		-append "console=ttyS0 panic=-1 famfs.test=$cases" \
+		-append "console=ttyS0 panic=-1 famfs.test=$cases${debug:+ famfs.slow=4}" \
 		-display none -monitor none -no-reboot \
 		-serial file:"$w/$name.console" -serial file:"$w/$name.results" \
 		</dev/null >"$w/$name.qemu" 2>&1; then
@@ -195,6 +229,8 @@ boot() {
 # log is clean", and count them into pass, fail and plan. The guest's plan
 # is the sum of its cases' plans ("1..N" at its end; if it never got
 # there, the "# plan CASE N" notes of the cases it began).
+trouble='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|KASAN|general protection'
+[ -z "$debug" ] || trouble="$trouble|possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: |UBSAN:|Call Trace:"
 pass=0
 fail=0
 plan=0
@@ -227,12 +263,17 @@ results() {
 		pass=$((pass + 1))
 		echo "ok - ${label}guest finished its plan ($gp checks)"
 	fi
-	# The host also checks the whole console for kernel trouble.
-	if grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' \
-		"$w/$name.console" >"$w/$name.trouble" 2>/dev/null; then
+	# The host also checks the whole console for kernel trouble; on the
+	# debug kernel also for the reports of lockdep and the other checkers
+	# that do not say BUG: or WARNING: (lockdep reports one problem per
+	# boot, then turns itself off).
+	if grep -E "$trouble" "$w/$name.console" >"$w/$name.trouble" 2>/dev/null; then
 		fail=$((fail + 1))
 		echo "not ok - ${label}kernel log of the guest is clean"
 		head -n 20 "$w/$name.trouble" >&2
+		# The first reports on stdout too: they are the result.
+		grep -E 'BUG:|WARNING:|INFO: |possible|DEBUG_LOCKS|UBSAN:|Oops|panic' \
+			"$w/$name.trouble" | head -n 5 | sed "s/^/# ${label}kernel: /" || true
 	else
 		pass=$((pass + 1))
 		echo "ok - ${label}kernel log of the guest is clean"

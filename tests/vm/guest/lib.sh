@@ -10,6 +10,10 @@ T_PLAN=
 T_START=0
 RES=/dev/ttyS1
 [ -c "$RES" ] || RES=/dev/console
+# famfs.slow=N on the kernel command line (run.sh gives it to the debug
+# kernel) stretches the waits of these helpers and the pair's N times.
+SLOW=$(sed -n 's/.*famfs\.slow=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)
+SLOW=${SLOW:-1}
 
 report() { echo "$*" >"$RES"; echo "famfs-vm: $*" >/dev/console; }
 note() { report "# $*"; }
@@ -58,7 +62,7 @@ case_end() {
 
 # wait_for PATH [SECONDS]: wait until PATH exists.
 wait_for() {
-	local i=0 n=${2:-10}
+	local i=0 n=$((${2:-10} * SLOW))
 	while [ ! -e "$1" ]; do
 		[ $i -ge $((n * 10)) ] && return 1
 		sleep 0.1
@@ -68,7 +72,7 @@ wait_for() {
 
 # wait_gone PID [SECONDS]: wait (default 30 s) until PID has exited.
 wait_gone() {
-	local i=0 n=${2:-30}
+	local i=0 n=$((${2:-30} * SLOW))
 	while kill -0 "$1" 2>/dev/null; do
 		[ $i -ge $((n * 10)) ] && return 1
 		sleep 0.1
@@ -80,7 +84,7 @@ wait_gone() {
 # famfs_fuse.ko: every connection, and with it its claim on a dax device,
 # is gone (an unmount returns before the server's side lets go).
 famfs_idle() {
-	local i=0 n=${1:-30}
+	local i=0 n=$((${1:-30} * SLOW))
 	while [ "$(cat /sys/module/famfs_fuse/refcnt 2>/dev/null)" != 0 ]; do
 		if [ $i -ge $((n * 10)) ]; then
 			echo "famfs_fuse still in use: refcnt $(cat /sys/module/famfs_fuse/refcnt)"

@@ -33,7 +33,7 @@ hear() {
 		return 1
 	fi
 	MB_GOT=$((MB_GOT + 1))
-	if ! m=$(mbox recv $MB_IN $MB_GOT "${2:-120}"); then
+	if ! m=$(mbox recv $MB_IN $MB_GOT $((${2:-120} * SLOW))); then
 		MB_DEAD=1
 		note "$PEER sent no '$1' (message $MB_GOT)"
 		return 1

@@ -47,7 +47,7 @@ for i in 1 2 3 4 5; do
 	how=-
 	[ $i -gt 2 ] && how=$S
 	rm -f /tmp/ready
-	fvt visible $M/.meta/.log $M/v$i $how /tmp/ready 60 >/tmp/vis$i 2>&1 &
+	fvt visible $M/.meta/.log $M/v$i $how /tmp/ready $((60 * SLOW)) >/tmp/vis$i 2>&1 &
 	vpid=$!
 	wait_for /tmp/ready 10
 	say watch$i
