@@ -84,6 +84,13 @@ struct famfs_walk {
 int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
 		   const struct famfs_geometry *g, uint64_t from,
 		   famfs_entry_fn fn, void *arg, struct famfs_walk *res);
+struct famfs_dev;
+/*
+ * famfs_log_walk() over the whole log of an open device, read afresh (another
+ * host may have appended), after checking its header.
+ */
+int famfs_dev_log_walk(struct famfs_dev *dev, famfs_entry_fn fn, void *arg,
+		       struct famfs_walk *res);
 
 /* ---- file maps ----------------------------------------------------------- */
 

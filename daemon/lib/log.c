@@ -226,3 +226,19 @@ int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
 	famfs_dev_flush(dev, log, sizeof(*log));
 	return 0;
 }
+
+int famfs_dev_log_walk(struct famfs_dev *dev, famfs_entry_fn fn, void *arg,
+		       struct famfs_walk *res)
+{
+	struct famfs_geometry g;
+	int rc;
+
+	if (!dev->log)
+		return famfs_fail(EINVAL, "%s has no valid famfs", dev->path);
+	famfs_dev_invalidate(dev, dev->log, dev->log_len);
+	rc = famfs_log_check_header(dev->log, dev->log_len);
+	if (rc)
+		return rc;
+	famfs_sb_geometry(dev->sb, &g);
+	return famfs_log_walk(dev->log, dev->log_len, &g, 0, fn, arg, res);
+}

@@ -31,21 +31,11 @@ static int load_entry(const struct famfs_omf_entry *e, uint64_t index,
 int famfs_ns_load(struct famfs_dev *dev, struct famfs_ns *ns,
 		  struct famfs_walk *walk, uint64_t *skipped)
 {
-	struct famfs_geometry g;
 	struct load l = { .ns = ns };
 	int rc;
 
 	famfs_ns_init(ns, 0755, 0, 0);
-	if (!dev->log)
-		return famfs_fail(EINVAL, "%s has no valid famfs", dev->path);
-	/* Another host may have appended: read the header afresh. */
-	famfs_dev_invalidate(dev, dev->log, dev->log_len);
-	rc = famfs_log_check_header(dev->log, dev->log_len);
-	if (rc)
-		return rc;
-	famfs_sb_geometry(dev->sb, &g);
-	rc = famfs_log_walk(dev->log, dev->log_len, &g, 0, load_entry, &l,
-			    walk);
+	rc = famfs_dev_log_walk(dev, load_entry, &l, walk);
 	if (skipped)
 		*skipped = l.skipped;
 	return rc;

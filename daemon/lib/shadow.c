@@ -465,7 +465,6 @@ int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 {
 	char root[PATH_MAX];
 	struct shadow s = {root, dryrun, test, st};
-	struct famfs_geometry g;
 	struct famfs_walk w;
 	size_t n = strlen(dir);
 	struct stat sb;
@@ -484,15 +483,7 @@ int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 				  dir);
 	if (!dryrun && mkdir(root, 0755) < 0 && errno != EEXIST)
 		return famfs_fail(errno, "%s: %s", root, strerror(errno));
-	if (!dev->log)
-		return famfs_fail(EINVAL, "%s has no valid famfs", dev->path);
-	famfs_dev_invalidate(dev, dev->log, dev->log_len);
-	rc = famfs_log_check_header(dev->log, dev->log_len);
-	if (rc)
-		return rc;
-	famfs_sb_geometry(dev->sb, &g);
-	rc = famfs_log_walk(dev->log, dev->log_len, &g, 0, shadow_entry, &s,
-			    &w);
+	rc = famfs_dev_log_walk(dev, shadow_entry, &s, &w);
 	if (rc)
 		return rc;
 	return st->errors ? famfs_fail(EIO, "%" PRIu64 " shadow entries failed",
