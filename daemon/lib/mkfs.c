@@ -150,7 +150,8 @@ static int check_unused(const struct famfs_dev *dev)
 			 role == FAMFS_ROLE_NOSUPER ? " (damaged)" : "");
 	} else if (famfs_log_intact(dev)) {
 		snprintf(what, sizeof(what), "a famfs whose superblock is damaged (its log is intact)");
-	} else {
+	} else if (dev->kind != FAMFS_DEV_DAX) {
+		/* libblkid reads with read(2), which devdax does not serve */
 		rc = probe_signatures(dev->path, what, sizeof(what));
 		if (rc)
 			return rc;
@@ -196,9 +197,11 @@ int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts)
 	rc = famfs_system_uuid(me, true);
 	if (rc)
 		goto out;
-	rc = wipe_signatures(&dev);
-	if (rc)
-		goto out;
+	if (dev.kind != FAMFS_DEV_DAX) {
+		rc = wipe_signatures(&dev);
+		if (rc)
+			goto out;
+	}
 
 	/* Kill the old superblock first: never a valid one over a half-made log. */
 	sb->magic = 0;
