@@ -35,7 +35,7 @@ cleanup() {
 	if $mounted; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
-	for m in "$T/mnt3" "$T/ro"; do
+	for m in "$T/mnt3" "$T/ro" "$T/c-fused"; do
 		if mountpoint -q "$m" 2>/dev/null; then
 			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 		fi
