@@ -16,6 +16,7 @@
  * Root only: the socket is 0600 (in a 0700 directory when we make it) and
  * each connection's peer credentials must be uid 0.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fused.h"
@@ -228,6 +230,44 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/*
+ * Remove the directories of daemons that were killed before they could:
+ * older than a minute, with no socket anyone listens on.
+ */
+static void sweep_stale(const char *run)
+{
+	DIR *d = opendir(run);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char dir[PATH_MAX];
+		struct stat st;
+		int fd, rc;
+
+		if (strncmp(de->d_name, "shadow-", 7))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", run, de->d_name);
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    time(NULL) - st.st_mtime < 60)
+			continue;
+		if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock",
+				     dir) >= sizeof(sa.sun_path))
+			continue;
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		if (rc < 0 && (errno == ECONNREFUSED || errno == ENOENT)) {
+			unlink(sa.sun_path);
+			rmdir(dir);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* A directory of our own for the socket when none was given. */
 static int make_shadow(struct fused *fs)
 {
@@ -238,6 +278,7 @@ static int make_shadow(struct fused *fs)
 		run = "/run/famfs";
 	if (mkdir(run, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	sweep_stale(run);
 	snprintf(dir, sizeof(dir), "%s/shadow-XXXXXX", run);
 	if (!mkdtemp(dir))
 		return -errno;

@@ -121,3 +121,31 @@ def test_monitor_refuses_unprivileged(mnt):
         os.chmod(sh, 0o700)
         os.chmod(sock, 0o600)
     assert ask(sock, "/pid")[0] == 200
+
+
+def test_monitor_sweeps_dirs_of_killed_daemons(tmp_path, master, device,
+                                               mounts):
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    master.env["FAMFS_RUN_DIR"] = run
+    old = os.path.join(run, "shadow-old")      # a killed daemon's socket
+    empty = os.path.join(run, "shadow-empty")  # killed before it bound
+    young = os.path.join(run, "shadow-young")  # a daemon starting now
+    for d in (old, empty, young):
+        os.makedirs(d, mode=0o700)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(os.path.join(old, "sock"))
+    s.close()                                  # nobody listens any more
+    for d in (old, empty):
+        os.utime(d, (0, 0))
+    m = fh.Mount(master, device, str(tmp_path / "m"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    sh = shadow(m.mnt)
+    assert os.path.dirname(sh) == run
+    assert ask(os.path.join(sh, "sock"), "/pid")[0] == 200
+    assert sorted(os.listdir(run)) == sorted(["shadow-young",
+                                              os.path.basename(sh)])
+    m.unmount()
+    assert os.listdir(run) == ["shadow-young"]
