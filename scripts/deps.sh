@@ -6,7 +6,8 @@ set -eu
 
 # Grouped by what needs them; keep this the single list of build deps.
 BUILD="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
-       zlib1g-dev uuid-dev libblkid-dev libfuse3-dev libsystemd-dev libyaml-dev"
+       zlib1g-dev uuid-dev libblkid-dev libfuse3-dev libsystemd-dev libyaml-dev
+       libjson-c-dev libmicrohttpd-dev"
 TEST="libcmocka-dev fuse3 python3 python3-pytest python3-pytest-timeout
       python3-yaml util-linux dbus python3-dbus python3-gi"
 # Packages inside the trixie chroot (kernel builds, sparse, the guest's user

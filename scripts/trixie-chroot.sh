@@ -76,7 +76,7 @@ fi
 #                              and CLI (they must link trixie's libfuse3/glibc)
 #   FAMFS_CHROOT_KERNELTREE=1  what configuring and building a full kernel
 #                              tree needs, and sparse (dkms/full-tree-check.sh)
-USERSPACE_PKGS="meson ninja-build pkg-config gcc libfuse3-dev zlib1g-dev uuid-dev libblkid-dev libsystemd-dev libyaml-dev"
+USERSPACE_PKGS="meson ninja-build pkg-config gcc libfuse3-dev zlib1g-dev uuid-dev libblkid-dev libsystemd-dev libyaml-dev libjson-c-dev libmicrohttpd-dev"
 KERNELTREE_PKGS="make flex bison bc libssl-dev libelf-dev sparse zstd"
 apt_group() { # NAME PKG...
 	name=$1

@@ -67,6 +67,17 @@ struct fused {
 
 	/* counters for .meta/.status */
 	uint64_t requests, reads, writes, get_fmaps, get_daxdevs, refreshes;
+	uint64_t lookups, lookup_misses; /* names looked up; not found */
+
+	/*
+	 * Upstream's monitoring socket (monitor.c): SHADOW/sock, SHADOW being
+	 * what the user.famfs.shadow xattr answers.
+	 */
+	char shadow[PATH_MAX];
+	bool shadow_made; /* we made it and remove it */
+	char monitor_sock[PATH_MAX + 8];
+	struct MHD_Daemon *mhd;
+	int monitor_fd; /* poll this, then fused_monitor_run(); -1: none */
 
 	/* the damage the log walk last stopped at, reported once */
 	bool log_bad;
@@ -100,6 +111,17 @@ void fused_log_detach(void);
 bool fused_log_on_stderr(void);
 void fused_log(enum fused_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The most verbose level logged (syslog numbers: L_INFO, or L_DEBUG). */
+int fused_log_get_level(void);
+void fused_log_set_level(int level);
+
+/* ---- the monitoring socket (monitor.c) ---- */
+/* Listen at SHADOW/sock (making SHADOW unless given); a failure is logged. */
+void fused_monitor_start(struct fused *fs);
+void fused_monitor_run(struct fused *fs);
+/* How long the loop may sleep for the monitor's sake (ms, -1: forever). */
+int fused_monitor_timeout_ms(struct fused *fs);
+void fused_monitor_stop(struct fused *fs);
 
 /* ---- the namespace, kept current from the log (refresh.c) ---- */
 int fused_load(struct fused *fs);

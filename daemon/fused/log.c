@@ -15,12 +15,23 @@
 
 #include "fused.h"
 
-static bool journal, use_syslog, want_debug;
+static bool journal, use_syslog;
+static int max_level = L_INFO;
 static FILE *logf;
+
+int fused_log_get_level(void)
+{
+	return max_level;
+}
+
+void fused_log_set_level(int level)
+{
+	max_level = level;
+}
 
 void fused_log_init(bool debug, const char *logfile)
 {
-	want_debug = debug;
+	max_level = debug ? L_DEBUG : L_INFO;
 	journal = getenv("JOURNAL_STREAM") != NULL;
 	if (logfile && *logfile) {
 		logf = fopen(logfile, "a");
@@ -66,7 +77,7 @@ void fused_log(enum fused_level lvl, const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (lvl == L_DEBUG && !want_debug)
+	if ((int)lvl > max_level)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);

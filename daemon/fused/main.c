@@ -3,6 +3,10 @@
  * famfs-fused: serve a famfs over FUSE.
  *
  *   famfs-fused [-f] [-d] [-o OPTS] [--fuse-dev PATH] DEVICE MOUNTPOINT
+ *   famfs_fused [-f] [-d] [-s] -o daxdev=DEVICE[,shadow=DIR]... MOUNTPOINT
+ *
+ * The second form is upstream famfs's (its daemon's name is a symlink to
+ * us); either name takes either form.
  *
  * Without -f the daemon detaches, and the command returns only once the
  * mount is ready (exit 0) or has failed (exit 1, reason on stderr), so
@@ -48,6 +52,8 @@ struct opts {
 	enum fallback fallback;
 	const char *role; /* auto, master, client */
 	const char *logfile;
+	/* upstream's daxdev= and source=/shadow= (a device or a directory) */
+	const char *daxdev, *source;
 	unsigned long mflags;
 };
 
@@ -98,7 +104,15 @@ static void usage(FILE *f)
 		"  readahead_kb=N  kernel readahead for the mount (1024; 0: leave it)\n"
 		"  noexec noatime rw defaults  as for mount(8)\n"
 		"  suid dev        honour set-user-ID files and device nodes from the\n"
-		"                  log (default: nosuid,nodev; the log is untrusted)\n");
+		"                  log (default: nosuid,nodev; the log is untrusted)\n"
+		"\n"
+		"Upstream famfs's form (also as famfs_fused): [-f] [-d] [-s] -o OPTIONS MOUNTPOINT\n"
+		"  daxdev=DEVICE   the device\n"
+		"  source=PATH, shadow=PATH  a directory: where the monitoring socket\n"
+		"                  goes (PATH/sock); a device: the device\n"
+		"  -s, fsname= timeout= cache= flock no_flock readdirplus no_readdirplus\n"
+		"  pass_yaml debug=N clone_fd max_threads= max_idle_threads=\n"
+		"                  accepted; see famfs-fused(8) for what each does here\n");
 }
 
 /* Report how starting went to whoever waits: parent, mount.famfs, systemd. */
@@ -182,6 +196,52 @@ static bool privileged(void)
 	return eff & (1ULL << 21); /* CAP_SYS_ADMIN */
 }
 
+/*
+ * Upstream famfs_fused's options that ask for nothing we do differently:
+ * its FUSE tuning (one thread serves here; lookups are never cached, so
+ * that entries other hosts log show at once), its shadow YAML
+ * (pass_yaml: we read the log itself) and the mount table's first column
+ * (always the device here). flock is always served by the kernel.
+ */
+static bool upstream_opt(struct opts *o, const char *opt, const char *val)
+{
+	static const char *const plain[] = {
+		"flock", "no_flock", "readdirplus", "no_readdirplus",
+		"pass_yaml", "clone_fd",
+	};
+	static const char *const valued[] = {
+		"fsname", "subtype", "max_threads", "max_idle_threads",
+	};
+
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (!val && !strcmp(opt, plain[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(valued) / sizeof(valued[0]); i++)
+		if (val && !strcmp(opt, valued[i]))
+			return true;
+	if (!strcmp(opt, "cache") && val &&
+	    (!strcmp(val, "never") || !strcmp(val, "auto") ||
+	     !strcmp(val, "always")))
+		return true;
+	if (!strcmp(opt, "timeout") && val) {
+		char *end;
+		double t = strtod(val, &end);
+
+		if (end == val || *end || t < 0)
+			die("bad timeout=%s: a number of seconds, 0 or more", val);
+		return true;
+	}
+	if (!strcmp(opt, "debug") && val) {
+		uint64_t v;
+
+		if (famfs_parse_number(val, 0, 255, &v))
+			die("bad debug=%s: %s", val, famfs_errmsg());
+		o->debug = o->debug || v > 0;
+		return true;
+	}
+	return false;
+}
+
 static void parse_o(struct fused *fs, struct opts *o, char *list)
 {
 	char *save = NULL;
@@ -207,8 +267,15 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 			o->mflags |= MS_NOEXEC;
 		else if (!strcmp(opt, "noatime"))
 			o->mflags |= MS_NOATIME;
-		else if (!strcmp(opt, "debug"))
+		else if (!strcmp(opt, "debug") && !val)
 			o->debug = true;
+		else if (!strcmp(opt, "daxdev") && val && *val)
+			o->daxdev = val;
+		else if ((!strcmp(opt, "source") || !strcmp(opt, "shadow")) &&
+			 val && *val)
+			o->source = val;
+		else if (upstream_opt(o, opt, val))
+			continue;
 		else if (!strcmp(opt, "role") && val &&
 			 (!strcmp(val, "auto") || !strcmp(val, "master") ||
 			  !strcmp(val, "client")))
@@ -250,6 +317,43 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 			die("unknown option '%s%s%s'", opt, val ? "=" : "",
 			    val ? val : "");
 	}
+}
+
+/*
+ * The device: DEVICE, or upstream's daxdev=, or a source=/shadow= that is
+ * not a directory (a directory there is where the monitoring socket goes).
+ * Upstream's one-argument form (no DEVICE) stays in the foreground with
+ * -d, as libfuse's -d does.
+ */
+static void pick_device(struct fused *fs, struct opts *o, const char *arg)
+{
+	const char *dev = arg;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!arg && o->debug)
+		o->foreground = true;
+	if (o->source) {
+		if (!realpath(o->source, path))
+			die("source %s: %s", o->source, strerror(errno));
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			snprintf(fs->shadow, sizeof(fs->shadow), "%s", path);
+		else if (o->daxdev || arg)
+			die("source %s is no directory, and the device is given already",
+			    o->source);
+		else
+			dev = o->source;
+	}
+	if (o->daxdev) {
+		if (arg)
+			die("daxdev=%s and the argument %s both name the device",
+			    o->daxdev, arg);
+		dev = o->daxdev;
+	}
+	if (!dev)
+		die("no device: give DEVICE MOUNTPOINT, or -o daxdev=DEVICE MOUNTPOINT (famfs-fused reads the log from the device, not from a shadow tree)");
+	if (!realpath(dev, fs->devpath))
+		die("%s: %s", dev, strerror(errno));
 }
 
 /* Open the device and decide who we are on it. */
@@ -458,8 +562,8 @@ static void find_unit(struct fused *fs)
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
-	struct pollfd pfd[2];
-	int tfd = -1, res = 0;
+	struct pollfd pfd[3];
+	int tfd = -1, res = 0, n = 0;
 	bool tuned = false;
 
 	if (fs->poll_ms) {
@@ -473,15 +577,18 @@ static int serve(struct fused *fs)
 		if (tfd >= 0)
 			timerfd_settime(tfd, 0, &it, NULL);
 	}
-	pfd[0] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+	/* fuse, [timer], [monitor]: absent ones are -1, which poll skips */
+	pfd[n++] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = fs->monitor_fd, .events = POLLIN };
 	while (!fuse_session_exited(fs->se)) {
-		if (poll(pfd, tfd >= 0 ? 2 : 1, -1) < 0) {
+		if (poll(pfd, (nfds_t)n, fused_monitor_timeout_ms(fs)) < 0) {
 			if (errno == EINTR)
 				continue;
 			res = -errno;
 			break;
 		}
+		fused_monitor_run(fs);
 		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t ticks;
 
@@ -529,11 +636,13 @@ int main(int argc, char **argv)
 	fs->fuse_fd = -1;
 	fs->poll_ms = DEFAULT_POLL_MS;
 	fs->readahead_kb = DEFAULT_READAHEAD_KB;
-	while ((c = getopt_long(argc, argv, "fdo:hV", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fdso:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o.foreground = true;
 			break;
+		case 's':
+			break; /* single-threaded: one thread serves anyway */
 		case 'd':
 			o.debug = true;
 			break;
@@ -555,24 +664,24 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 2) {
+	if (argc - optind != 2 && argc - optind != 1) {
 		usage(stderr);
 		return 2;
 	}
 	fs->debug = o.debug;
 	fused_log_init(o.debug, o.logfile);
-	if (!realpath(argv[optind], fs->devpath))
-		die("%s: %s", argv[optind], strerror(errno));
+	pick_device(fs, &o, argc - optind == 2 ? argv[optind] : NULL);
+	optind = argc - 1; /* the mount point */
 	fs->start_time = time(NULL);
 	/* A connection handed over: its mount point must not be touched. */
-	adopt = fused_takeover_begin(fs, argv[optind + 1]);
-	if (!adopt && !realpath(argv[optind + 1], fs->mountpoint)) {
+	adopt = fused_takeover_begin(fs, argv[optind]);
+	if (!adopt && !realpath(argv[optind], fs->mountpoint)) {
 		/* A dead mount there (we restart): check_not_mounted() sees to it. */
-		if (errno != ENOTCONN || argv[optind + 1][0] != '/')
-			die("mount point %s: %s", argv[optind + 1],
+		if (errno != ENOTCONN || argv[optind][0] != '/')
+			die("mount point %s: %s", argv[optind],
 			    strerror(errno));
 		snprintf(fs->mountpoint, sizeof(fs->mountpoint), "%s",
-			 argv[optind + 1]);
+			 argv[optind]);
 	}
 	if (!privileged())
 		die("famfs mounts are privileged: run famfs-fused as root (or with CAP_SYS_ADMIN)");
@@ -606,7 +715,9 @@ int main(int argc, char **argv)
 		die("cannot take over the FUSE connection of %s",
 		    fs->mountpoint);
 
+	fused_monitor_start(fs);
 	res = serve(fs);
+	fused_monitor_stop(fs);
 	if (fused_takeover_leave(fs, stop, stop == 2)) {
 		fuse_session_destroy(fs->se); /* the fd store keeps it open */
 		return stop == 2 ? FUSED_EXIT_HANDOVER : 0;

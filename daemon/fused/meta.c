@@ -129,7 +129,9 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "direct_reads=%d\n"
 		     "overlapping_files=%llu\n"
 		     "started=%lld\n"
-		     "takeovers=%u\n",
+		     "takeovers=%u\n"
+		     "lookups=%llu\n"
+		     "lookup_misses=%llu\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -147,7 +149,9 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)(a->used * a->alloc_unit),
 		     FAMFS_VERSION, fs->health, fs->direct_reads,
 		     (unsigned long long)fs->overlapping,
-		     (long long)fs->start_time, fs->takeovers);
+		     (long long)fs->start_time, fs->takeovers,
+		     (unsigned long long)fs->lookups,
+		     (unsigned long long)fs->lookup_misses);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

@@ -125,6 +125,8 @@ static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* The CLI may have just appended it: read the log tail and retry. */
 	if (!n && fused_refresh(fs) > 0)
 		n = famfs_ns_lookup(&fs->ns, dir, name);
+	fs->lookups++;
+	fs->lookup_misses += !n;
 	if (!n && fs->dev_lost) {
 		fuse_reply_err(req, EIO); /* it may be in the log we lost */
 		return;
@@ -678,6 +680,27 @@ static void fused_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * Where upstream's scripts find the monitoring socket: SHADOW/sock, SHADOW
+ * being this attribute's value (on every inode, as upstream answers it).
+ */
+static void fused_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			   size_t size)
+{
+	struct fused *fs = fs_of(req);
+	size_t len = strlen(fs->shadow);
+
+	(void)ino;
+	if (strcmp(name, "user.famfs.shadow") || !fs->monitor_sock[0])
+		fuse_reply_err(req, ENODATA);
+	else if (!size)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, fs->shadow, len);
+}
+
 const struct fuse_lowlevel_ops fused_ops = {
 	.init = fused_init,
 	.lookup = fused_lookup,
@@ -697,4 +720,5 @@ const struct fuse_lowlevel_ops fused_ops = {
 	.mknod = fused_mknod,
 	.mkdir = fused_mkdir,
 	.create = fused_create,
+	.getxattr = fused_getxattr,
 };

@@ -108,43 +108,34 @@ static const char *status_word(int status)
 static void print_json(const char *path, const struct famfs_fsck *r,
 		       int status, int exit_code)
 {
+	struct json_object *o = json_object_new_object(), *sb, *log, *p;
 	char u[37];
 
-	printf("{\"device\":");
-	json_string(stdout, path);
-	printf(",\"status\":\"%s\",\"exit_code\":%d", status_word(status),
-	       exit_code);
-	printf(",\"superblock\":{\"valid\":%s", r->sb_valid ? "true" : "false");
+	jadd_str(o, "device", path);
+	jadd_str(o, "status", status_word(status));
+	json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
+	sb = jadd_obj(o, "superblock");
+	jadd_bool(sb, "valid", r->sb_valid);
 	if (r->sb_valid) {
 		famfs_uuid_str(r->fs_uuid, u);
-		printf(",\"uuid\":\"%s\"", u);
+		jadd_str(sb, "uuid", u);
 		famfs_uuid_str(r->system_uuid, u);
-		printf(",\"master_uuid\":\"%s\",\"role\":\"%s\",\"alloc_unit\":%llu",
-		       u, famfs_role_name(r->role),
-		       (unsigned long long)r->alloc_unit);
+		jadd_str(sb, "master_uuid", u);
+		jadd_str(sb, "role", famfs_role_name(r->role));
+		jadd_u64(sb, "alloc_unit", r->alloc_unit);
 	}
-	printf("},\"log\":{\"valid\":%s,\"bytes\":%llu,\"slots\":%llu,\"used\":%llu}",
-	       r->log_valid ? "true" : "false", (unsigned long long)r->log_len,
-	       (unsigned long long)r->log_slots, (unsigned long long)r->log_used);
-	printf(",\"files\":%llu,\"directories\":%llu,\"bytes_in_files\":%llu",
-	       (unsigned long long)r->files, (unsigned long long)r->dirs,
-	       (unsigned long long)r->bytes_in_files);
-	printf(",\"space\":{\"device\":%llu,\"used\":%llu,\"free\":%llu}",
-	       (unsigned long long)r->dev_size,
-	       (unsigned long long)r->space_used,
-	       (unsigned long long)r->space_free);
-	printf(",\"problems\":[");
-	for (unsigned int i = 0; i < r->nproblems; i++) {
-		if (i)
-			putchar(',');
-		json_string(stdout, r->problems[i]);
-	}
-	printf("],\"problems_not_listed\":%u,\"voided_entries\":%llu",
-	       r->problems_dropped, (unsigned long long)r->voided);
-	printf(",\"names_with_control_characters\":%llu",
-	       (unsigned long long)r->control_names);
-	json_fs_warnings(r);
-	printf("}\n");
+	log = jadd_obj(o, "log");
+	jadd_bool(log, "valid", r->log_valid);
+	json_fs_log(log, r);
+	json_fs_usage(o, r);
+	p = jadd_array(o, "problems");
+	for (unsigned int i = 0; i < r->nproblems; i++)
+		jpush_str(p, r->problems[i]);
+	jadd_u64(o, "problems_not_listed", r->problems_dropped);
+	jadd_u64(o, "voided_entries", r->voided);
+	jadd_u64(o, "names_with_control_characters", r->control_names);
+	json_fs_warnings(o, r);
+	json_print(o);
 }
 
 static void print_text(const char *path, const struct famfs_fsck *r,

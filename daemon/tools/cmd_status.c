@@ -266,7 +266,8 @@ static bool healthy(const struct mnt *m)
 	return !m->nproblems;
 }
 
-static void json_value(const char *v)
+/* A .status value: a number where it is one, else a string. */
+static struct json_object *json_value(const char *v)
 {
 	size_t n = strlen(v);
 	bool num = n && n < 19;
@@ -274,68 +275,49 @@ static void json_value(const char *v)
 	for (size_t i = 0; i < n && num; i++)
 		num = isdigit((unsigned char)v[i]);
 	if (num && !(n > 1 && v[0] == '0'))
-		fputs(v, stdout);
-	else
-		json_string(stdout, v);
+		return json_object_new_uint64(strtoull(v, NULL, 10));
+	return json_object_new_string(v);
 }
 
 static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
 		       bool all_ok)
 {
-	printf("{\"kernel_module\":{\"name\":\"%s\",\"loaded\":%s,\"version\":",
-	       KMOD_NAME, k->loaded ? "true" : "false");
-	json_string(stdout, k->version);
-	printf("},\"mounts\":[");
+	struct json_object *o = json_object_new_object(), *km, *list;
+
+	km = jadd_obj(o, "kernel_module");
+	jadd_str(km, "name", KMOD_NAME);
+	jadd_bool(km, "loaded", k->loaded);
+	jadd_str(km, "version", k->version);
+	list = jadd_array(o, "mounts");
 	for (unsigned int i = 0; i < n; i++) {
+		struct json_object *j = json_object_new_object(), *st, *p;
 		struct mnt *m = &ms[i];
 
-		printf("%s{\"mountpoint\":", i ? "," : "");
-		json_string(stdout, m->dir);
-		printf(",\"source\":");
-		json_string(stdout, m->source);
-		printf(",\"fstype\":");
-		json_string(stdout, m->type);
-		printf(",\"healthy\":%s", healthy(m) ? "true" : "false");
-		if (m->unchecked[0]) {
-			printf(",\"log_not_read\":");
-			json_string(stdout, m->unchecked);
-		}
-		printf(",\"mode\":");
-		json_string(stdout, kv(m, "mode") ? kv(m, "mode") : "unknown");
-		printf(",\"status\":{");
-		for (unsigned int k = 0; k < m->nkv; k++) {
-			printf("%s", k ? "," : "");
-			json_string(stdout, m->key[k]);
-			putchar(':');
-			json_value(m->val[k]);
-		}
-		printf("}");
+		json_object_array_add(list, j);
+		jadd_str(j, "mountpoint", m->dir);
+		jadd_str(j, "source", m->source);
+		jadd_str(j, "fstype", m->type);
+		jadd_bool(j, "healthy", healthy(m));
+		if (m->unchecked[0])
+			jadd_str(j, "log_not_read", m->unchecked);
+		jadd_str(j, "mode", kv(m, "mode") ? kv(m, "mode") : "unknown");
+		st = jadd_obj(j, "status");
+		for (unsigned int k = 0; k < m->nkv; k++)
+			json_object_object_add(st, m->key[k],
+					       json_value(m->val[k]));
 		if (m->fsck_ok) {
-			printf(",\"role\":");
-			json_string(stdout, kv(m, "role") ? kv(m, "role") :
-				    famfs_role_name(m->r.role));
-			printf(",\"log\":{\"bytes\":%llu,\"slots\":%llu,\"used\":%llu}",
-			       (unsigned long long)m->r.log_len,
-			       (unsigned long long)m->r.log_slots,
-			       (unsigned long long)m->r.log_used);
-			printf(",\"files\":%llu,\"directories\":%llu,\"bytes_in_files\":%llu",
-			       (unsigned long long)m->r.files,
-			       (unsigned long long)m->r.dirs,
-			       (unsigned long long)m->r.bytes_in_files);
-			printf(",\"space\":{\"device\":%llu,\"used\":%llu,\"free\":%llu}",
-			       (unsigned long long)m->r.dev_size,
-			       (unsigned long long)m->r.space_used,
-			       (unsigned long long)m->r.space_free);
-			json_fs_warnings(&m->r);
+			jadd_str(j, "role", kv(m, "role") ? kv(m, "role") :
+				 famfs_role_name(m->r.role));
+			json_fs_log(jadd_obj(j, "log"), &m->r);
+			json_fs_usage(j, &m->r);
+			json_fs_warnings(j, &m->r);
 		}
-		printf(",\"problems\":[");
-		for (unsigned int k = 0; k < m->nproblems; k++) {
-			printf("%s", k ? "," : "");
-			json_string(stdout, m->problem[k]);
-		}
-		printf("]}");
+		p = jadd_array(j, "problems");
+		for (unsigned int k = 0; k < m->nproblems; k++)
+			jpush_str(p, m->problem[k]);
 	}
-	printf("],\"healthy\":%s}\n", all_ok ? "true" : "false");
+	jadd_bool(o, "healthy", all_ok);
+	json_print(o);
 }
 
 /*

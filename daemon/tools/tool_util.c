@@ -4,20 +4,47 @@
 
 #include "tool_util.h"
 
-void json_string(FILE *f, const char *s)
+void jadd_str(struct json_object *o, const char *key, const char *v)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	json_object_object_add(o, key, json_object_new_string(v));
+}
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+void jadd_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+void jadd_bool(struct json_object *o, const char *key, bool v)
+{
+	json_object_object_add(o, key, json_object_new_boolean(v));
+}
+
+struct json_object *jadd_obj(struct json_object *o, const char *key)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(o, key, c);
+	return c;
+}
+
+struct json_object *jadd_array(struct json_object *o, const char *key)
+{
+	struct json_object *a = json_object_new_array();
+
+	json_object_object_add(o, key, a);
+	return a;
+}
+
+void jpush_str(struct json_object *a, const char *v)
+{
+	json_object_array_add(a, json_object_new_string(v));
+}
+
+void json_print(struct json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
 }
 
 const char *human_size(uint64_t bytes, char *buf, size_t len)
@@ -47,16 +74,35 @@ void print_fs_warnings(const struct famfs_fsck *r, int width,
 		       r->warnings_dropped);
 }
 
-void json_fs_warnings(const struct famfs_fsck *r)
+void json_fs_warnings(struct json_object *o, const struct famfs_fsck *r)
 {
-	printf(",\"setid_files\":%llu,\"warnings\":[",
-	       (unsigned long long)r->setid_files);
-	for (unsigned int i = 0; i < r->nwarnings; i++) {
-		if (i)
-			putchar(',');
-		json_string(stdout, r->warnings[i]);
-	}
-	printf("],\"warnings_not_listed\":%u", r->warnings_dropped);
+	struct json_object *w;
+
+	jadd_u64(o, "setid_files", r->setid_files);
+	w = jadd_array(o, "warnings");
+	for (unsigned int i = 0; i < r->nwarnings; i++)
+		jpush_str(w, r->warnings[i]);
+	jadd_u64(o, "warnings_not_listed", r->warnings_dropped);
+}
+
+void json_fs_usage(struct json_object *o, const struct famfs_fsck *r)
+{
+	struct json_object *space;
+
+	jadd_u64(o, "files", r->files);
+	jadd_u64(o, "directories", r->dirs);
+	jadd_u64(o, "bytes_in_files", r->bytes_in_files);
+	space = jadd_obj(o, "space");
+	jadd_u64(space, "device", r->dev_size);
+	jadd_u64(space, "used", r->space_used);
+	jadd_u64(space, "free", r->space_free);
+}
+
+void json_fs_log(struct json_object *log, const struct famfs_fsck *r)
+{
+	jadd_u64(log, "bytes", r->log_len);
+	jadd_u64(log, "slots", r->log_slots);
+	jadd_u64(log, "used", r->log_used);
 }
 
 void print_fs_usage(const struct famfs_fsck *r, int width)

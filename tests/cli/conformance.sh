@@ -206,3 +206,68 @@ t_c_shadow_mount() {
 	run 0 F logplay -Ss "$T/c-shadow-m" "$MNT"
 }
 mcase "compat: logplay --shadow DIR --shadowtest MOUNTPOINT (smoke's -Ss DIR MPT)" t_c_shadow_mount
+
+# -- the daemon as upstream's famfs_fused ----------------------------------
+
+# uds_get SOCK URL [METHOD BODY]: an HTTP request on a unix socket, as
+# upstream's scripts make with curl --unix-socket; the body on stdout,
+# non-zero unless the answer is 200.
+uds_get() {
+	$PY - "$@" <<'PYEOF'
+import http.client, socket, sys
+class C(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(sys.argv[1])
+c = C("localhost", timeout=10)
+c.request(sys.argv[3] if len(sys.argv) > 3 else "GET", sys.argv[2],
+          body=sys.argv[4] if len(sys.argv) > 4 else None)
+r = c.getresponse()
+sys.stdout.write(r.read().decode())
+sys.exit(r.status != 200)
+PYEOF
+}
+
+t_c_fused_refusals() {
+	local fd=$T/c-bin/famfs_fused mp=$T/c-fused
+	[ -x "$FUSED" ] || { echo "# $FUSED not built"; return 1; }
+	mkdir -p "$T/c-bin" "$T/c-shd" "$mp" && ln -sf "$FUSED" "$fd" || return 1
+	run 0 "$fd" --help && has_out "daxdev=" || return 1
+	run 0 "$fd" --version || return 1
+	# upstream's smoke/test_shadow_yaml.sh: each of these must fail
+	run 2 "$fd" -df -o source="$T/c-shd" || return 1
+	run 1 "$fd" -o source=/bad/mpt "$mp" && has_err "/bad/mpt" || return 1
+	run 1 "$fd" -o source=/etc/passwd "$mp" && has_err "not a famfs" || return 1
+	# a shadow directory alone: we read the log from the device
+	run 1 "$fd" -o source="$T/c-shd" "$mp" && has_err "no device" || return 1
+	run 1 "$fd" -o daxdev="$IMG",timeout=-1 "$mp" && has_err "timeout" || return 1
+	run 1 "$fd" -o daxdev="$IMG",cache=sometimes "$mp" && has_err "unknown option" || return 1
+	! mountpoint -q "$mp"
+}
+check "compat: famfs_fused --help/--version; no mount point, a bad source, a shadow tree without device, timeout<0 refused" t_c_fused_refusals
+
+t_c_fused_mount() {
+	local fd=$T/c-bin/famfs_fused mp=$T/c-fused shd=$T/c-shd img=$T/c-fused.img sh gone_sock
+	newimg "$img" 64M && chmod 600 "$img" || return 1
+	mkdir -p "$mp" "$shd" && ln -sf "$FUSED" "$fd" || return 1
+	# upstream's famfs mount: daxdev, shadow, fsname, timeout, allow_other
+	run 0 "$fd" -s -o daxdev="$img",shadow="$shd",fsname="$img",timeout=1.000000,allow_other,default_permissions,flock,cache=auto,readdirplus,pass_yaml,debug=0 "$mp" || return 1
+	mountpoint -q "$mp" || { echo "# not mounted"; return 1; }
+	sh=$($PY -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.famfs.shadow").decode())' "$mp") || return 1
+	[ "$sh" = "$shd" ] || { echo "# user.famfs.shadow is '$sh', not $shd"; return 1; }
+	[ -S "$shd/sock" ] && [ "$(stat -c %a "$shd/sock")" = 600 ] || { echo "# no 0600 $shd/sock"; return 1; }
+	uds_get "$shd/sock" /pid >"$OUT" && has_out "^pid: $(sed -n 's/^pid=//p' "$mp/.meta/.status")\$" || return 1
+	uds_get "$shd/sock" /icache_stats >"$OUT" && has_out "^  search_fail_ct: [0-9]" || return 1
+	uds_get "$shd/sock" /log_level POST 7 >"$OUT" && has_out "log level set to 7" || return 1
+	uds_get "$shd/sock" /icache_dump >/dev/null || return 1
+	umount "$mp" || return 1
+	gone_sock=0
+	for _ in $(seq 50); do [ -e "$shd/sock" ] || { gone_sock=1; break; }; sleep 0.1; done
+	[ "$gone_sock" = 1 ] || { echo "# $shd/sock left behind"; return 1; }
+	# -o source=DEVICE: the device itself (the socket then in a directory of ours)
+	run 0 "$fd" -o source="$img" "$mp" || return 1
+	sh=$($PY -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.famfs.shadow").decode())' "$mp")
+	uds_get "$sh/sock" /pid >/dev/null || { umount "$mp"; return 1; }
+	umount "$mp"
+}
+mcase "compat: famfs_fused -o daxdev=,shadow=,fsname=,timeout= MPT mounts; user.famfs.shadow/sock answers; -o source=DEVICE" t_c_fused_mount

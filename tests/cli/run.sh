@@ -35,7 +35,7 @@ cleanup() {
 	if $mounted; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
-	for m in "$T/mnt3" "$T/ro"; do
+	for m in "$T/mnt3" "$T/ro" "$T/c-fused"; do
 		if mountpoint -q "$m" 2>/dev/null; then
 			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 		fi
@@ -685,6 +685,39 @@ EOF
 	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["healthy"])' "$OUT"
 }
 check "status parses the mount table, .meta/.status and the log (fake mount)" t_status_fake
+
+# Every --json output parses as one JSON object with exactly the keys and
+# value types famfs(8) documents (tests/cli/json_keys.py), also when its
+# strings hold quotes, backslashes, slashes and control characters.
+t_json_keys() {
+	local odd=$T/'j"s\on	dir' tab=$T/jmounts keys=$ROOT/tests/cli/json_keys.py m
+	mkdir -p "$odd/full/.meta" "$odd/bare/.meta" || return 1
+	cp "$IMG" "$odd/dev.img" || return 1
+	run 0 F fsck --json "$odd/dev.img" && $PY "$keys" fsck "$OUT" || return 1
+	head -c 64M /dev/zero >"$odd/zero.img"
+	run 2 F fsck --json "$odd/zero.img" && $PY "$keys" fsck-nofs "$OUT" || return 1
+	$PY -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["device"] != sys.argv[2])' "$OUT" "$odd/zero.img" || return 1
+	dd if="$IMG" of="$odd/full/.meta/.superblock" bs=2M count=1 2>/dev/null
+	dd if="$IMG" of="$odd/full/.meta/.log" bs=2M skip=1 count=4 2>/dev/null
+	printf 'mode=fallback\ndevice=a"b\\c\td/e\001\nrole=master\npid=7\n' >"$odd/full/.meta/.status"
+	printf 'mode=fallback\n' >"$odd/bare/.meta/.status"
+	: >"$tab"
+	for m in full bare; do
+		printf '%s %s fuse.famfs rw,nosuid 0 0\n' "$IMG" \
+			"$(printf %s "$odd/$m" | sed 's/\\/\\134/g; s/\t/\\011/g')" >>"$tab"
+	done
+	FAMFS_MOUNTS=$tab run 1 "$FAMFS" status --json || return 1
+	$PY "$keys" status "$OUT" full bare || return 1
+	$PY - "$OUT" "$odd" <<'EOF' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["mounts"]
+assert [x["mountpoint"] for x in m] == [sys.argv[2] + "/full", sys.argv[2] + "/bare"], m
+assert m[0]["status"] == {"mode": "fallback", "device": 'a"b\\c\td/e\x01', "role": "master", "pid": 7}, m[0]
+EOF
+	FAMFS_MOUNTS=/dev/null run 0 "$FAMFS" status --json && $PY "$keys" status "$OUT"
+}
+check "--json: fsck and status print one JSON line with exactly the documented keys and types" t_json_keys
 
 t_mount_nohelper() {
 	FAMFS_MOUNT_HELPER=$T/none run 1 "$FAMFS" mount "$IMG" "$T" && has_err "mount.famfs not found" || return 1

@@ -26,7 +26,7 @@ die() { log "error: $*"; exit 1; }
 # build may install into the same chroot at the same time: wait for
 # dpkg's lock instead of failing.
 BDEPS="debhelper dh-dkms meson ninja-build pkgconf libcmocka-dev libfuse3-dev
-libsystemd-dev uuid-dev libblkid-dev zlib1g-dev libyaml-dev git dpkg-dev fakeroot"
+libsystemd-dev uuid-dev libblkid-dev zlib1g-dev libyaml-dev libjson-c-dev libmicrohttpd-dev git dpkg-dev fakeroot"
 # shellcheck disable=SC2086
 "$top/scripts/trixie-chroot.sh" sh -c '
 	missing=""

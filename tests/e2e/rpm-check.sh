@@ -79,12 +79,14 @@ t "both have a license and summary" sh -c "
 # --- file lists
 q -l "$main" >"$out/famfs.files"
 q -l "$dk" >"$out/famfs-dkms.files"
-for f in /usr/bin/famfs /usr/sbin/famfs-fused /usr/sbin/mkfs.famfs \
-	/usr/sbin/mount.famfs /usr/sbin/mount.fuse.famfs; do
+for f in /usr/bin/famfs /usr/sbin/famfs-fused /usr/sbin/famfs_fused \
+	/usr/sbin/mkfs.famfs /usr/sbin/mount.famfs /usr/sbin/mount.fuse.famfs; do
 	t "famfs ships $f" grep -qx "$f" "$out/famfs.files"
 done
 t "mount.fuse.famfs is a symlink to mount.famfs" \
 	sh -c "rpm -qp --dump '$main' | awk '\$1 == \"/usr/sbin/mount.fuse.famfs\" { print \$11 }' | grep -qx mount.famfs"
+t "famfs_fused (upstream's name) is a symlink to famfs-fused" \
+	sh -c "rpm -qp --dump '$main' | awk '\$1 == \"/usr/sbin/famfs_fused\" { print \$11 }' | grep -qx famfs-fused"
 # What the packages are built from: the committed tree (HEAD).
 head_() { git -C "$top" show "HEAD:$1"; }
 for m in $(git -C "$top" ls-tree --name-only HEAD man/ | sed -n 's|^man/\(.*\.[0-9]\)$|\1|p'); do
@@ -187,7 +189,7 @@ t "a failing dkms does not fail the transaction" sh -c "
 	STUB_LOG='$S/log' STUB_RC=1 PATH='$S/bin':\$PATH sh '$S/post' 1 &&
 	STUB_LOG='$S/log' STUB_RC=1 PATH='$S/bin':\$PATH sh '$S/preun' 0"
 
-for b in famfs famfs-fused mkfs.famfs mount.famfs mount.fuse.famfs; do
+for b in famfs famfs-fused famfs_fused mkfs.famfs mount.famfs mount.fuse.famfs; do
 	t "famfs has a gzip-compressed man page for $b" sh -c "
 		rpm -qlp '$main' | grep -qx '/usr/share/man/man8/$b.8.gz'"
 done

@@ -221,6 +221,16 @@ def test_meta_is_root_only(wmnt):
     as_user([fh.FAMFS, "flush", f], env=user.env)
     p = as_user([fh.FAMFS, "status", m.mnt], env=user.env, check=False)
     assert p.returncode == 0 and "healthy" in p.stdout, p.stdout + p.stderr
+    # --json says why the log was not read (log_not_read), with exactly
+    # the keys famfs(8) documents for such a mount
+    p = as_user([fh.FAMFS, "status", "--json", m.mnt], env=user.env)
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(p.stdout)
+        f.flush()
+        fh.run(["/usr/bin/python3",
+                os.path.join(fh.ROOT, "tests/cli/json_keys.py"), "status",
+                f.name, "unread"])
+    assert "root's" in json.loads(p.stdout)["mounts"][0]["log_not_read"]
 
 
 def test_meta_open_refused_by_daemon(wmnt):

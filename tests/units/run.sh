@@ -86,13 +86,17 @@ make_install() {
 	[ -x "$D$prefix/sbin/famfs-fused" ] && [ -x "$D$prefix/bin/famfs" ] &&
 		[ -x "$D$prefix/sbin/mkfs.famfs" ] || { echo "programs missing under $prefix"; return 1; }
 	[ -f "$D$prefix/share/man/man8/famfs.8" ] || { echo "no famfs(8)"; return 1; }
+	# upstream famfs's daemon name, and its man page
+	[ "$(readlink "$D$prefix/sbin/famfs_fused")" = famfs-fused ] &&
+		[ "$(readlink "$D$prefix/share/man/man8/famfs_fused.8")" = famfs-fused.8 ] ||
+		{ echo "no famfs_fused symlinks under $prefix"; return 1; }
 	cmp etc/famfs.conf "$D/etc/famfs/famfs.conf" || return 1
 	echo "role = client" >>"$D/etc/famfs/famfs.conf"
 	make -s install BUILD="$B" DESTDIR="$D" >"$W/mi.log" 2>&1 || { cat "$W/mi.log"; return 1; }
 	tail -n 1 "$D/etc/famfs/famfs.conf" | grep -qx "role = client" ||
 		{ echo "make install overwrote an edited famfs.conf"; return 1; }
 }
-check "make install: helpers where mount(8) looks, famfs.conf installed once and kept" make_install
+check "make install: helpers where mount(8) looks, famfs_fused, famfs.conf installed once and kept" make_install
 
 # ---- famfs status --watch under a notify socket ---------------------------
 watch_notify() {
