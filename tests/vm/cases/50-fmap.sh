@@ -89,8 +89,8 @@ notchr|not a character device
 notdax|not a dax device
 noterm|not terminated"
 lines() { printf '%s\n' "$1" | wc -l; }
-# 1 load, 3 good maps, the bad maps and devices, 2 cross-links, 9 more.
-plan $((1 + 3 + $(lines "$BAD_MAPS") + $(lines "$BAD_DAXDEVS") + 2 + 9))
+# 1 load, 3 good maps, the bad maps and devices, 2 cross-links, 10 more.
+plan $((1 + 3 + $(lines "$BAD_MAPS") + $(lines "$BAD_DAXDEVS") + 2 + 10))
 
 for m in good good-multi good-iext; do
 	t "fmap $m: open works, one GET_FMAP for three opens" fmap_ok $m
@@ -126,6 +126,20 @@ fmap_twin() {
 	[ $r = 0 ] && dmesg | grep -q "map of inode 3 uses memory that inode 2 uses"
 }
 t "two files over the same memory: the second is refused (EUCLEAN)" fmap_twin
+# The memory stays hello's while hello has dax entries, and is free to
+# claim once hello is evicted: then twin gets it and hello is refused.
+fmap_twin_evicted() {
+	minifuse -F -T /mnt/f || return 1
+	fvt mmapread /mnt/f/hello >/dev/null &&
+		fvt expect EUCLEAN read /mnt/f/twin &&
+		for i in 1 2 3; do echo 2 >/proc/sys/vm/drop_caches; done &&
+		fvt devcmp /mnt/f/twin /dev/dax0.0 s:0:2097152 &&
+		fvt expect EUCLEAN read /mnt/f/hello
+	r=$?
+	umount /mnt/f
+	[ $r = 0 ] && dmesg | grep -q "map of inode 2 uses memory that inode 3 uses"
+}
+t "once the first file is evicted, its memory goes to the second" fmap_twin_evicted
 # Random maps: with fuzz:SEED minifuse answers GET_FMAP with a good map
 # changed at random (a bit, a field set to an edge value, cut, grown).
 # Each map is either served, by read(2) and mmap alike, or refused; the

@@ -2,7 +2,8 @@
 # process that had it mapped gets SIGBUS, the device is marked failed,
 # further access to its files fails cleanly, the daemon logs it and
 # famfs status reports it, the kernel stays up and the mount unmounts.
-plan 20
+# The error outlives the binding until the administrator clears it.
+plan 22
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-hwpoison.log
@@ -41,5 +42,14 @@ t "write(2) to a file on the device: EIO" fvt expect EIO write $M/il2
 t "new mapping of a file on the device: SIGBUS" fvt expect SIGBUS mmapread $M/il4
 t "the daemon still answers (metadata)" sh -c "cat $S >/dev/null && ls $M >/dev/null"
 t "unmount after the memory error" umount $M
+t "bound again, dax0.0 is still failed (the error is remembered)" sh -c "
+	. /tests/lib.sh; H=/sys/bus/dax/devices/dax0.0/famfs_health
+	echo dax0.0 >/sys/bus/dax/drivers/famfs_dax/unbind && famfs_bind dax0.0 &&
+	cat \$H && grep -q '^failed pfn=0x' \$H && dmesg | grep -q 'recorded earlier'"
+t "after clear, bound again, dax0.0 is healthy" sh -c "
+	. /tests/lib.sh; H=/sys/bus/dax/devices/dax0.0/famfs_health
+	echo clear >\$H && grep -q '^failed' \$H &&
+	echo dax0.0 >/sys/bus/dax/drivers/famfs_dax/unbind && famfs_bind dax0.0 &&
+	cat \$H && grep -qx ok \$H"
 t "module unloads after the memory error" unload famfs_fuse
 t "kernel log clean after the memory error" dmesg_clean

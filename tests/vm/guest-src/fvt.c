@@ -26,6 +26,10 @@
  *   fvt hwpoison FILE OFF          poison the page at OFF through a mapping
  *   fvt holdmap FILE READY GO      map FILE, sum it, create READY, wait for
  *                                  GO to exist, sum again: equal sums pass
+ *   fvt pinpage FILE READY GO      map FILE, vmsplice its first page into a
+ *                                  pipe (the pipe holds a page reference),
+ *                                  unmap and close FILE, create READY, wait
+ *                                  for GO to exist, then drain the pipe
  *   fvt bench FILE DEV DEVOFF SIZE PASSES
  *                                  famfs mmap vs raw device mmap, A/B passes
  *   fvt now                        CLOCK_MONOTONIC in seconds (for scripts)
@@ -62,6 +66,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -576,6 +581,32 @@ static int holdmap(const char *file, const char *ready, const char *go)
 	return a == b ? 0 : 1;
 }
 
+/*
+ * A page of FILE held by nothing but a pipe: what an O_DIRECT in flight
+ * or a vmsplice() leaves behind when the mapping and the file are gone.
+ */
+static int pinpage(const char *file, const char *ready, const char *go)
+{
+	int fd = openf(file, O_RDONLY), pfd[2];
+	char *p = mapf(fd, 4096, PROT_READ, 0), buf[4096];
+	struct iovec iov = { .iov_base = p, .iov_len = 4096 };
+	ssize_t n;
+
+	if (pipe(pfd) || fcntl(pfd[0], F_SETPIPE_SZ, 65536) < 0 ||
+	    vmsplice(pfd[1], &iov, 1, 0) != 4096) {
+		perror("fvt: vmsplice");
+		return 1;
+	}
+	munmap(p, 4096);
+	close(fd);
+	close(open(ready, O_CREAT | O_WRONLY, 0644));
+	while (access(go, F_OK))
+		usleep(100000);
+	n = read(pfd[0], buf, sizeof(buf));
+	printf("pinpage %s: drained %zd bytes\n", file, n);
+	return n == 4096 ? 0 : 1;
+}
+
 /* ---- two hosts ---- */
 
 static void create(const char *path)
@@ -827,6 +858,8 @@ int main(int argc, char **argv)
 		return hwpoison(argv[2], num(argv[3]));
 	if (!strcmp(c, "holdmap") && argc == 5)
 		return holdmap(argv[2], argv[3], argv[4]);
+	if (!strcmp(c, "pinpage") && argc == 5)
+		return pinpage(argv[2], argv[3], argv[4]);
 	if (!strcmp(c, "now") && argc == 2)
 		return printf("%.6f\n", now()) < 0;
 	if (!strcmp(c, "msum") && argc >= 3)
