@@ -850,9 +850,14 @@ t_m_check_body() {
 		{ echo "# check exit $RC with a bad log header"; return 1; }
 	dd if="$T/chk.bak" of="$img" bs=1 skip=$((2 * 1048576)) seek=$((2 * 1048576)) \
 		count=48 conv=notrunc 2>/dev/null
-	run 0 F check "$m" && run 22 F check
+	run 0 F check "$m" && run 22 F check || return 1
+	# a cross-linked clone has no valid map: bit 1, naming the clone only
+	run 0 F clone "$m/f1" "$m/f1c" || return 1
+	run 1 F check "$m" && has_err "f1c: its memory belongs to an earlier file" &&
+		has_out "2 files, 0 directories checked; 1 problems" || return 1
+	! grep -q "/f1:" "$ERR" || { echo "# check blamed the owner"; return 1; }
 }
-mcase "mounted: check exits 0, 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
+mcase "mounted: check exits 0, 1 (a cross-linked clone), 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
 
 # A device this host cannot write (a read-only file system): mkfs.famfs,
 # creat and mkdir refuse it, fsck reads it, fsck --repair cannot (8).
