@@ -107,6 +107,23 @@ check() {
 	if "$@"; then ok "$name"; else notok "$name"; fi
 }
 
+# flip_pread OFFSET ARGS...: run 1 F ARGS with pread(2) inverting the
+# byte at file OFFSET (tests/cli/flip_pread.c, built here: the C compiler
+# is one of the build's dependencies).
+flip_pread() {
+	local at=$1
+	shift
+	if [ ! -f "$T/flip_pread.so" ]; then
+		cc -Wall -Wextra -Werror -shared -fPIC -o "$T/flip_pread.so" \
+			"$ROOT/tests/cli/flip_pread.c" -ldl ||
+			{ echo "# cannot build the pread shim"; return 1; }
+	fi
+	# An ASan build wants its runtime first; the shim comes first here.
+	FLIP_AT=$at LD_PRELOAD=$T/flip_pread.so \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		run 1 F "$@"
+}
+
 newimg() { # newimg FILE SIZE
 	rm -f "$1"
 	truncate -s "$2" "$1" && "$MKFS" "$1" >/dev/null
@@ -484,9 +501,15 @@ t_flush_chkread() {
 	run 1 F flush -D "$IMG" nosuch && has_err "nosuch: no such file in the log" ||
 		return 1
 	run 0 F chkread "$SRC/big" && has_out "agree" || return 1
-	run 1 F chkread "$T/nosuchfile" && has_err "nosuchfile: No such file"
+	run 1 F chkread "$T/nosuchfile" && has_err "nosuchfile: No such file" ||
+		return 1
+	# read(2) and mmap disagreeing: the shim inverts one byte of what
+	# pread returns; chkread must fail (1) and name that byte.
+	flip_pread 2999999 chkread "$SRC/big" &&
+		has_err "big: read and mmap differ at byte 2999999" || return 1
+	! grep -qi agree "$OUT" || { echo "# chkread said agree"; return 1; }
 }
-check "flush on a device, chkread on a file" t_flush_chkread
+check "flush on a device; chkread on a file, and on one whose read(2) and mmap differ (exit 1)" t_flush_chkread
 
 t_fsck_after() {
 	run 0 F fsck "$IMG" && has_out "clean"
@@ -761,6 +784,8 @@ t_m_tools() {
 	run 21 F getmap "$MNT/x" || return 1
 	run 2 F getmap "$MNT/.meta/.log" || return 1	# served, not logged
 	run 0 F chkread "$MNT/m1" || return 1
+	flip_pread 4096 chkread "$MNT/m1" &&
+		has_err "m1: read and mmap differ at byte 4096" || return 1
 	run 0 F chkread -l "$MNT/.meta/.log" && has_out "crc good" || return 1
 	run 0 F flush "$MNT/m1" || return 1
 	run 0 F check "$MNT" || return 1
