@@ -17,22 +17,12 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "unit.h"
 
 #define R FAMFS_UNIT_ROOT
 
 static char bin[sizeof(R) + 16];
-
-static void sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
 
 /* A fresh root with /run, and "systemctl" first in $PATH. */
 static int setup(void **state)
