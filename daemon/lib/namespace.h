@@ -76,7 +76,9 @@ void famfs_ns_path(const struct famfs_node *n, char *buf, size_t len);
 /*
  * Build @ns from every committed entry of @dev's log, for readers: no lock
  * is taken and nothing is written. Entries that clash (EEXIST, missing
- * parent) are skipped as on replay and counted in *@skipped (may be NULL).
+ * parent) are skipped as on replay and counted in *@skipped (may be NULL);
+ * a file whose memory an earlier file or the log holds is flagged
+ * overlaps (famfs_ns_claim()), as every daemon flags and refuses it.
  * On a damaged log the walk stops at the bad entry: @walk says where and
  * why, @ns keeps what came before it, and the return is negative. The
  * caller frees @ns with famfs_ns_free() in every case.

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "libfamfs.h"
@@ -336,6 +337,37 @@ static const char *daemon_path(void)
 	return built ? built : FAMFS_FUSED_PATH;
 }
 
+/*
+ * The daemon detaches and exits once the mount is ready (0) or has failed
+ * (its reason on stderr). Its failure is a mount failure, which mount(8)
+ * callers know as 32 whatever status the daemon chose.
+ */
+static int run_daemon(const char *opts, const char *dev, const char *mnt)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("cannot start %s: %s", daemon_path(), strerror(errno));
+	if (pid == 0) {
+		execl(daemon_path(), "famfs-fused", "-o", opts, dev, mnt,
+		      (char *)NULL);
+		fail("cannot run %s: %s", daemon_path(), strerror(errno));
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			fail("waiting for %s: %s", daemon_path(),
+			     strerror(errno));
+	if (WIFSIGNALED(status))
+		fail("%s was killed by signal %d before the mount was ready",
+		     daemon_path(), WTERMSIG(status));
+	if (WEXITSTATUS(status))
+		exit(32);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -496,8 +528,5 @@ int main(int argc, char **argv)
 			opts, dev, mnt);
 	if (fake)
 		return 0;
-	fflush(NULL);
-	/* The daemon detaches and exits once the mount is ready or failed. */
-	execl(daemon_path(), "famfs-fused", "-o", opts, dev, mnt, (char *)NULL);
-	fail("cannot run %s: %s", daemon_path(), strerror(errno));
+	return run_daemon(opts, dev, mnt);
 }

@@ -21,11 +21,17 @@
 
 #include "unit.h"
 
-#define RUN_DIR "/run/famfs"
+/* Where the paths below live: "/" but for the unit tests' build of this. */
+#ifndef FAMFS_UNIT_ROOT
+#define FAMFS_UNIT_ROOT ""
+#endif
+#define RUN_DIR FAMFS_UNIT_ROOT "/run/famfs"
 
 static const char *const unit_dirs[] = {
-	"/etc/systemd/system", "/run/systemd/system",
-	"/usr/lib/systemd/system", "/lib/systemd/system",
+	FAMFS_UNIT_ROOT "/etc/systemd/system",
+	FAMFS_UNIT_ROOT "/run/systemd/system",
+	FAMFS_UNIT_ROOT "/usr/lib/systemd/system",
+	FAMFS_UNIT_ROOT "/lib/systemd/system",
 };
 
 bool famfs_unit_wanted(void)
@@ -36,7 +42,8 @@ bool famfs_unit_wanted(void)
 
 	/* sd_booted(): systemd is PID 1. */
 	if ((no && *no && strcmp(no, "0")) ||
-	    lstat("/run/systemd/system", &st) < 0 || !S_ISDIR(st.st_mode))
+	    lstat(FAMFS_UNIT_ROOT "/run/systemd/system", &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
 		return false;
 	for (size_t i = 0; i < sizeof(unit_dirs) / sizeof(unit_dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/famfs@.service", unit_dirs[i]);

@@ -27,10 +27,11 @@ static void usage(FILE *f)
 		"Check every file and directory a mounted famfs shows against the log:\n"
 		"each regular file must be a file in the log with the same size and a\n"
 		"valid map (aligned, inside the device, large enough), each directory a\n"
-		"directory in the log, and nothing else may be there. Upstream's check is\n"
-		"for its standalone kernel module; this one is for the FUSE famfs, where\n"
-		"the daemon serves every file's map from the log. 'famfs fsck' checks\n"
-		"the log itself; run both for the full picture.\n"
+		"directory in the log, and nothing else may be there; a file whose memory\n"
+		"an earlier file owns (a cross-link, see famfs clone) has no valid map.\n"
+		"Upstream's check is for its standalone kernel module; this one is for\n"
+		"the FUSE famfs, where the daemon serves every file's map from the log.\n"
+		"'famfs fsck' checks the log itself; run both for the full picture.\n"
 		"\n"
 		"Options:\n"
 		"  -v, --verbose   list every file checked (repeat for more)\n"
@@ -107,6 +108,9 @@ static int visit(const char *path, const struct stat *st, int type,
 		snprintf(why, sizeof(why), "bad map in the log: %s", famfs_errmsg());
 		return bad(path, why), FTW_CONTINUE;
 	}
+	if (n->overlaps)
+		return bad(path, "its memory belongs to an earlier file or the log (cross-linked: the daemon refuses to open it; famfs fsck lists it)"),
+		       FTW_CONTINUE;
 	if (ck.verbose)
 		printf("famfs check: %s: %llu bytes, mapped\n", path,
 		       (unsigned long long)n->size);

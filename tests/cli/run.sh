@@ -107,6 +107,23 @@ check() {
 	if "$@"; then ok "$name"; else notok "$name"; fi
 }
 
+# flip_pread OFFSET ARGS...: run 1 F ARGS with pread(2) inverting the
+# byte at file OFFSET (tests/cli/flip_pread.c, built here: the C compiler
+# is one of the build's dependencies).
+flip_pread() {
+	local at=$1
+	shift
+	if [ ! -f "$T/flip_pread.so" ]; then
+		cc -Wall -Wextra -Werror -shared -fPIC -o "$T/flip_pread.so" \
+			"$ROOT/tests/cli/flip_pread.c" -ldl ||
+			{ echo "# cannot build the pread shim"; return 1; }
+	fi
+	# An ASan build wants its runtime first; the shim comes first here.
+	FLIP_AT=$at LD_PRELOAD=$T/flip_pread.so \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		run 1 F "$@"
+}
+
 newimg() { # newimg FILE SIZE
 	rm -f "$1"
 	truncate -s "$2" "$1" && "$MKFS" "$1" >/dev/null
@@ -484,9 +501,15 @@ t_flush_chkread() {
 	run 1 F flush -D "$IMG" nosuch && has_err "nosuch: no such file in the log" ||
 		return 1
 	run 0 F chkread "$SRC/big" && has_out "agree" || return 1
-	run 1 F chkread "$T/nosuchfile" && has_err "nosuchfile: No such file"
+	run 1 F chkread "$T/nosuchfile" && has_err "nosuchfile: No such file" ||
+		return 1
+	# read(2) and mmap disagreeing: the shim inverts one byte of what
+	# pread returns; chkread must fail (1) and name that byte.
+	flip_pread 2999999 chkread "$SRC/big" &&
+		has_err "big: read and mmap differ at byte 2999999" || return 1
+	! grep -qi agree "$OUT" || { echo "# chkread said agree"; return 1; }
 }
-check "flush on a device, chkread on a file" t_flush_chkread
+check "flush on a device; chkread on a file, and on one whose read(2) and mmap differ (exit 1)" t_flush_chkread
 
 t_fsck_after() {
 	run 0 F fsck "$IMG" && has_out "clean"
@@ -794,6 +817,8 @@ t_m_tools() {
 	run 21 F getmap "$MNT/x" || return 1
 	run 2 F getmap "$MNT/.meta/.log" || return 1	# served, not logged
 	run 0 F chkread "$MNT/m1" || return 1
+	flip_pread 4096 chkread "$MNT/m1" &&
+		has_err "m1: read and mmap differ at byte 4096" || return 1
 	run 0 F chkread -l "$MNT/.meta/.log" && has_out "crc good" || return 1
 	run 0 F flush "$MNT/m1" || return 1
 	run 0 F check "$MNT" || return 1
@@ -883,9 +908,14 @@ t_m_check_body() {
 		{ echo "# check exit $RC with a bad log header"; return 1; }
 	dd if="$T/chk.bak" of="$img" bs=1 skip=$((2 * 1048576)) seek=$((2 * 1048576)) \
 		count=48 conv=notrunc 2>/dev/null
-	run 0 F check "$m" && run 22 F check
+	run 0 F check "$m" && run 22 F check || return 1
+	# a cross-linked clone has no valid map: bit 1, naming the clone only
+	run 0 F clone "$m/f1" "$m/f1c" || return 1
+	run 1 F check "$m" && has_err "f1c: its memory belongs to an earlier file" &&
+		has_out "2 files, 0 directories checked; 1 problems" || return 1
+	! grep -q "/f1:" "$ERR" || { echo "# check blamed the owner"; return 1; }
 }
-mcase "mounted: check exits 0, 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
+mcase "mounted: check exits 0, 1 (a cross-linked clone), 2 (superblock), 4 (log), 22; mkfs refuses a mounted image; logplay -m -r -c -S -s -d -M" t_m_check_exits
 
 # A device this host cannot write (a read-only file system): mkfs.famfs,
 # creat and mkdir refuse it, fsck reads it, fsck --repair cannot (8).

@@ -36,6 +36,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/guest-verdict.sh"
 C=$top/cache/e2e
 B=$top/build-e2e
 W=$B/last-run
@@ -226,15 +227,14 @@ boot() { # N STAGE
 	# Finished means: the stage runner wrote exit status 0 and the stage
 	# printed its last line; a stage that stopped half way fails here even
 	# if every check it reached passed.
-	grc=$(cat "$W/share/out/$n.rc" 2>/dev/null)
-	if [ "$grc" != 0 ] || ! grep -qx "# stage $stage done" "$W/stage-$n.log"; then
-		log "boot $n did not finish (qemu exit $qrc; stage exit '${grc:-none}'; timeout ${boot_timeout}s); console tail:"
+	if ! why=$(stage_finished "$stage" "$W/stage-$n.log" "$W/share/out/$n.rc"); then
+		log "boot $n did not finish (qemu exit $qrc; $why; timeout ${boot_timeout}s); console tail:"
 		tail -n 25 "$W/console-$n.log" >&2
-		echo "not ok - boot$n: guest finished stage $stage (qemu exit $qrc, stage exit ${grc:-none}, $(grep -c "^# stage $stage done\$" "$W/stage-$n.log") done line)" >>"$W/checks"
+		echo "not ok - boot$n: guest finished stage $stage (qemu exit $qrc, $why)" >>"$W/checks"
 		return 1
 	fi
 	# The same kernel trouble the VM tier looks for.
-	grep -E 'Oops|BUG:|WARNING:|Kernel panic|KASAN|general protection' "$W/console-$n.log" >"$W/trouble-$n" &&
+	kernel_trouble "$W/console-$n.log" "$W/trouble-$n" &&
 		{ echo "not ok - boot$n: kernel log clean"; sed 's/^/#   /' "$W/trouble-$n"; } >>"$W/checks"
 	return 0
 }

@@ -50,7 +50,7 @@ def test_fuse_dev_option(tmp_path, master, device, mounts):
     assert m.status()["fuse_device"] == "/dev/fuse"
     m.unmount()
     p = m.mount(check=False, extra="fuse_dev=/dev/null")
-    assert p.returncode != 0 and "cannot mount" in p.stderr, p.stderr
+    assert p.returncode == 32 and "cannot mount" in p.stderr, p.stderr
     assert not m.mounted()
 
 
@@ -61,7 +61,7 @@ def test_init_without_famfs_and_no_fallback(tmp_path, master, device, mounts):
                  str(tmp_path / "fused.log"))
     mounts.append(m)
     p = m.mount(check=False, extra="fallback=no,fuse_dev=/dev/fuse")
-    assert p.returncode != 0
+    assert p.returncode == 32, p.returncode
     assert "does not offer famfs mode" in p.stderr, p.stderr
     for _ in range(100):
         if not m.mounted():

@@ -197,6 +197,51 @@ def test_writer_lock_waits_with_a_bound(wmnt):
     root.famfs("mkdir", os.path.join(m.mnt, "d"))
 
 
+def _ofd_write_lock(path):
+    """An fd holding the writers' lock on @path, as a writer holds it."""
+    fd = os.open(path, os.O_RDWR)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+    return fd
+
+
+def test_readers_never_take_the_log_lock(wmnt):
+    """While a writer holds the log lock, of the mount and of the device,
+    every command that only reads the log completes at once; writers give
+    up (FAMFS_LOCK_TIMEOUT=0), which shows the lock was held."""
+    root, m = wmnt
+    root.famfs("creat", "-s", "2m", "-r", "-S", "7",
+               os.path.join(m.mnt, "f"))
+    fds = [_ofd_write_lock(os.path.join(m.mnt, ".meta/.log")),
+           _ofd_write_lock(m.dev)]
+    env = dict(root.env, FAMFS_LOCK_TIMEOUT="0")
+    f = os.path.join(m.mnt, "f")
+    try:
+        for args in (["check", m.mnt],
+                     ["getmap", f],
+                     ["getmap", "-D", m.dev, "f"],
+                     ["verify", "-S", "7", "-f", f],
+                     ["verify", "-D", m.dev, "-S", "7", "-f", "f"],
+                     ["flush", "-D", m.dev, "f"],
+                     ["logplay", m.mnt],
+                     ["logplay", "-D", m.dev],
+                     ["fsck", m.mnt],
+                     ["status", m.mnt]):
+            p = fh.run([fh.FAMFS] + args, env=env, check=False, timeout=20)
+            assert p.returncode == 0, (args, p.stdout, p.stderr)
+            assert "lock" not in p.stderr, (args, p.stderr)
+        holder = "held by pid %d (python3)" % os.getpid()
+        for args, where in ((["mkdir", os.path.join(m.mnt, "d")], m.mnt),
+                            (["mkdir", "-D", m.dev, "d"], m.dev)):
+            p = fh.run([fh.FAMFS] + args, env=env, check=False, timeout=20)
+            assert p.returncode == 1, (args, p.stderr)
+            assert "gave up after 0 s waiting for the log lock of %s, %s" \
+                % (where, holder) in p.stderr, p.stderr
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def test_meta_is_root_only(wmnt):
     root, m = wmnt
     root.famfs("creat", "-s", "2m", "-r", "-S", "7", "-m", "0644",

@@ -51,10 +51,18 @@ void scratch_become_other_host(struct scratch *s)
 	assert_int_equal(famfs_system_uuid(u, true), 0);
 }
 
+void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_true(vsnprintf(cmd, sizeof(cmd), fmt, ap) < (int)sizeof(cmd));
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
 void scratch_drop(struct scratch *s)
 {
-	char cmd[160];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-	assert_int_equal(system(cmd), 0);
+	sh("rm -rf '%s'", s->dir);
 }

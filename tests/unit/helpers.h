@@ -22,5 +22,7 @@ void scratch_mkfs(struct scratch *s, uint64_t size);
 void scratch_drop(struct scratch *s);
 /* Play another host: a different system UUID file. */
 void scratch_become_other_host(struct scratch *s);
+/* Run a shell command made like printf(@fmt, ...); it must succeed. */
+void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

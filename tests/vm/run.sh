@@ -229,8 +229,9 @@ boot() {
 # log is clean", and count them into pass, fail and plan. The guest's plan
 # is the sum of its cases' plans ("1..N" at its end; if it never got
 # there, the "# plan CASE N" notes of the cases it began).
-trouble='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|KASAN|general protection'
-[ -z "$debug" ] || trouble="$trouble|possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: |UBSAN:|Call Trace:"
+. "$top/tests/lib/guest-verdict.sh"
+trouble=
+[ -z "$debug" ] || trouble="possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: |UBSAN:|Call Trace:"
 pass=0
 fail=0
 plan=0
@@ -267,7 +268,7 @@ results() {
 	# debug kernel also for the reports of lockdep and the other checkers
 	# that do not say BUG: or WARNING: (lockdep reports one problem per
 	# boot, then turns itself off).
-	if grep -E "$trouble" "$w/$name.console" >"$w/$name.trouble" 2>/dev/null; then
+	if kernel_trouble "$w/$name.console" "$w/$name.trouble" "$trouble"; then
 		fail=$((fail + 1))
 		echo "not ok - ${label}kernel log of the guest is clean"
 		head -n 20 "$w/$name.trouble" >&2

@@ -34,6 +34,13 @@
  *                                  famfs mmap vs raw device mmap, A/B passes
  *   fvt now                        CLOCK_MONOTONIC in seconds (for scripts)
  *   fvt msum FILE...               a checksum of each FILE read by mmap
+ *   fvt openrace COPIES SEED FILE...
+ *                                  COPIES processes per FILE, held at one
+ *                                  barrier, then all open at once; each
+ *                                  checks that the whole file holds pattern
+ *                                  SEED+k (k: the FILE's index), even ones
+ *                                  by read(2), odd ones by mmap; fails
+ *                                  unless every one of them did
  *   fvt names DIR...               DIR/NAME for each entry of each DIR, from
  *                                  readdir alone (no lookup, no stat)
  *   fvt watchmap FILE LEN SEED1 SEED2 READY GO
@@ -644,6 +651,70 @@ static int msum(char **files, int n)
 	return 0;
 }
 
+/* One opener of openrace: wait at the barrier, open, check the pattern. */
+static int race_one(int barrier, const char *file, uint64_t seed, int bymap)
+{
+	char c;
+	int fd;
+	off_t size;
+	uint8_t *b;
+	uint64_t i;
+
+	/* The parent closes the write end: every child wakes at once. */
+	while (read(barrier, &c, 1) < 0 && errno == EINTR)
+		;
+	fd = open(file, O_RDONLY);
+	if (fd < 0) {
+		fprintf(stderr, "openrace: open %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	size = fsize(fd);
+	if (bymap) {
+		b = size ? mapf(fd, size, PROT_READ, 0) : NULL;
+	} else {
+		b = malloc(size ? size : 1);
+		if (!b || pread(fd, b, size, 0) != size) {
+			fprintf(stderr, "openrace: read %s: %s\n", file,
+				strerror(errno));
+			return 1;
+		}
+	}
+	i = patdiff(b, size, seed, 0);
+	if (i < (uint64_t)size) {
+		fprintf(stderr, "openrace: %s by %s: byte %llu differs\n", file,
+			bymap ? "mmap" : "read(2)", (unsigned long long)i);
+		return 1;
+	}
+	return 0;
+}
+
+static int openrace(int copies, uint64_t seed, char **files, int n)
+{
+	int barrier[2], i, k, ok = 0, opens = copies * n, st;
+	pid_t pid;
+
+	if (copies < 1 || pipe(barrier))
+		die("%s", "openrace: bad COPIES or no pipe");
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < copies; i++) {
+			pid = fork();
+			if (pid < 0)
+				die("%s", "openrace: fork");
+			if (pid == 0) {
+				close(barrier[1]);
+				_exit(race_one(barrier[0], files[k], seed + k,
+					       i & 1));
+			}
+		}
+	}
+	close(barrier[0]);
+	close(barrier[1]);
+	while ((pid = wait(&st)) > 0)
+		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	printf("openrace files=%d opens=%d ok=%d\n", n, opens, ok);
+	return ok == opens ? 0 : 1;
+}
+
 static int names(char **dirs, int n)
 {
 	int i;
@@ -864,6 +935,8 @@ int main(int argc, char **argv)
 		return printf("%.6f\n", now()) < 0;
 	if (!strcmp(c, "msum") && argc >= 3)
 		return msum(argv + 2, argc - 2);
+	if (!strcmp(c, "openrace") && argc >= 5)
+		return openrace(atoi(argv[2]), num(argv[3]), argv + 4, argc - 4);
 	if (!strcmp(c, "names") && argc >= 3)
 		return names(argv + 2, argc - 2);
 	if (!strcmp(c, "watchmap") && argc == 8)

@@ -27,9 +27,9 @@ t "pattern written into dax0.0 for A" fvt mwrite /dev/dax0.0 0x10200000 2m 8
 say devdax-ok
 
 t "A made and mounted its famfs" hear mounted
-t "mount as master refused: B is a client (exit 1, says so)" sh -c "
+t "mount as master refused: B is a client (exit 32, says so)" sh -c "
 	mount.famfs /dev/dax0.0 $M -o fallback=no,role=master 2>/tmp/err; rc=\$?
-	cat /tmp/err; [ \$rc -ne 0 ] && grep -q 'client' /tmp/err &&
+	cat /tmp/err; [ \$rc -eq 32 ] && grep -q 'client' /tmp/err &&
 	! grep -q ' $M ' /proc/mounts"
 t0=$(fvt now)
 t "mount.famfs in famfs mode" mount.famfs /dev/dax0.0 $M -o fallback=no
