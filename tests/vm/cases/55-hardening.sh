@@ -2,7 +2,7 @@
 # connection. Each check here failed on the module before its fix.
 # minifuse's hello is one 2 MiB extent at offset 0 of its device 0, which
 # it names /dev/dax0.0; dax1.0, the second NVDIMM, is the decoy.
-plan 22
+plan 25
 t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
@@ -70,9 +70,35 @@ t "a mount without default_permissions is not offered famfs mode" sh -c '
 
 # The server's page-cache messages and copy offload bypass fs-dax.
 t "FUSE_NOTIFY_STORE for a famfs file is refused" sh -c '
-	rm -f /tmp/ops; minifuse -F -N -l /tmp/ops /mnt/f || exit 1
+	rm -f /tmp/ops; minifuse -F -N store -l /tmp/ops /mnt/f || exit 1
 	fvt check /mnt/f/hello 0 22 70; r=$?; umount /mnt/f
 	grep notify-store /tmp/ops; [ $r = 0 ] && grep -qx "notify-store 22" /tmp/ops'
+# RETRIEVE would have the kernel send (opcode 41) what the page cache of a
+# file holds, and a famfs file has none.
+t "FUSE_NOTIFY_RETRIEVE for a famfs file is refused" sh -c '
+	rm -f /tmp/ops; minifuse -F -N retrieve -l /tmp/ops /mnt/f || exit 1
+	fvt check /mnt/f/hello 0 22 70; r=$?; umount /mnt/f
+	grep notify-retrieve /tmp/ops; [ $r = 0 ] &&
+	grep -qx "notify-retrieve 22" /tmp/ops && ! grep -qx 41 /tmp/ops'
+# msync and fsync must push the CPU caches over the dirty pages out to the
+# memory (persistent or shared with other hosts). fs-dax does that only for
+# a device with its write cache set; arch_wb_cache_pmem() is the flush.
+t "msync of a famfs mapping flushes the CPU caches" sh -c '
+	T=/sys/kernel/tracing
+	[ -e $T/trace ] || mount -t tracefs none $T || exit 1
+	echo arch_wb_cache_pmem >$T/set_ftrace_filter &&
+	echo function >$T/current_tracer && echo >$T/trace || exit 1
+	minifuse -F /mnt/f || exit 1
+	fvt mwrite /mnt/f/hello 0 4 70; r=$?; umount /mnt/f
+	n=$(grep -c " arch_wb_cache_pmem <-" $T/trace)
+	echo nop >$T/current_tracer; echo >$T/set_ftrace_filter
+	echo "cache flushes during msync: $n"; [ $r = 0 ] && [ $n -gt 0 ]'
+# A server that gives a block size other than the page size leaves fs-dax
+# unable to write the file back: msync must say so, not succeed.
+t "msync with a server-given 2 MiB block size fails with EIO" sh -c '
+	minifuse -F -b 2097152 /mnt/f || exit 1
+	fvt expect EIO msync /mnt/f/hello; r=$?; fvt check /mnt/f/hello 0 22 70
+	q=$?; umount /mnt/f; [ $r = 0 ] && [ $q = 0 ]'
 t "copy_file_range within a famfs file is not sent to the server" sh -c '
 	rm -f /tmp/ops; minifuse -F -l /tmp/ops /mnt/f || exit 1
 	fvt expect 0 copyrange /mnt/f/hello; fvt check /mnt/f/hello 0 22 70; r=$?

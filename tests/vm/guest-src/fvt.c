@@ -21,7 +21,9 @@
  *                                  PROT_WRITE), mprotect-write (a private
  *                                  read-only mapping made writable),
  *                                  copyrange (copy_file_range of 4 bytes
- *                                  within FILE)) fails with ERRNO (a
+ *                                  within FILE), msync (a byte of a shared
+ *                                  mapping rewritten, then MS_SYNC)) fails
+ *                                  with ERRNO (a
  *                                  number or name; 0: works)
  *   fvt hwpoison FILE OFF          poison the page at OFF through a mapping
  *   fvt holdmap FILE READY GO      map FILE, sum it, create READY, wait for
@@ -495,6 +497,14 @@ static int do_op(const char *op, const char *file)
 		loff_t in = 0, out = 8;
 
 		rc = copy_file_range(fd, &in, fd, &out, 4, 0) < 0 ? errno : 0;
+	} else if (!strcmp(op, "msync")) {
+		volatile uint8_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					   MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED)
+			return errno;
+		m[0] = m[0];
+		rc = msync((void *)m, 4096, MS_SYNC) ? errno : 0;
 	} else if (!strcmp(op, "mmap-private-write")) {
 		void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 			       fd, 0);

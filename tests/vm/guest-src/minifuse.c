@@ -17,8 +17,11 @@
  *                server on an unprivileged mounter's connection
  *     -P         mount without default_permissions (on by default)
  *     -a         mount with allow_other (other users may use the mount)
- *     -N         when hello is opened, send FUSE_NOTIFY_STORE for it before
- *                answering, and log "notify-store ERRNO" (0: accepted)
+ *     -N KIND    when hello is opened, send FUSE_NOTIFY_STORE (KIND
+ *                "store") or FUSE_NOTIFY_RETRIEVE ("retrieve") for it
+ *                before answering, and log "notify-KIND ERRNO" (0: accepted)
+ *     -b SIZE    the block size (st_blksize) the attributes give
+ *                (default 4096)
  *     -S         hello is setuid and setgid and open to all (06777);
  *                FUSE_SETATTR changes its mode
  *     -l FILE    append the opcode of every request received to FILE
@@ -58,9 +61,10 @@
 #define BUFSZ (128 * 1024 + 4096)
 
 static const char *init_file, *log_file;
-static int accept_famfs, drop_rawio, mount_norawio, twin, notify_store;
+static int accept_famfs, drop_rawio, mount_norawio, twin;
+static const char *notify_kind;
 static int no_default_perms, allow_other;
-static unsigned int hello_mode = 0444;
+static unsigned int hello_mode = 0444, blksize = 4096;
 static int fmap_calls;
 static const char *fmap_mode = "good";
 static const char *daxdev_path = "/dev/dax0.0";
@@ -334,6 +338,23 @@ static int send_notify_store(int fd, uint64_t nodeid)
 	return write(fd, m, sizeof(m)) == (ssize_t)sizeof(m) ? 0 : errno;
 }
 
+/* FUSE_NOTIFY_RETRIEVE of 4 bytes at offset 0 of @nodeid: 0 or errno. */
+static int send_notify_retrieve(int fd, uint64_t nodeid)
+{
+	char m[sizeof(struct fuse_out_header) +
+	       sizeof(struct fuse_notify_retrieve_out)];
+	struct fuse_out_header oh = {
+		.len = sizeof(m), .error = FUSE_NOTIFY_RETRIEVE,
+	};
+	struct fuse_notify_retrieve_out rt = {
+		.notify_unique = 1, .nodeid = nodeid, .size = 4,
+	};
+
+	memcpy(m, &oh, sizeof(oh));
+	memcpy(m + sizeof(oh), &rt, sizeof(rt));
+	return write(fd, m, sizeof(m)) == (ssize_t)sizeof(m) ? 0 : errno;
+}
+
 /* Clear (@on == 0) or set CAP_SYS_RAWIO in the effective set only. */
 static void effective_rawio(int on)
 {
@@ -385,7 +406,7 @@ static void fill_attr(struct fuse_attr *a, uint64_t ino)
 		a->size = strlen(HELLO);
 		a->blocks = 1;
 	}
-	a->blksize = 4096;
+	a->blksize = blksize;
 }
 
 static size_t add_dirent(char *buf, size_t off, size_t max, uint64_t ino,
@@ -487,8 +508,10 @@ static void serve(int fd)
 			break;
 		}
 		case FUSE_OPEN:
-			if (notify_store && ih->nodeid == HELLO_INO && log)
-				fprintf(log, "notify-store %d\n",
+			if (notify_kind && ih->nodeid == HELLO_INO && log)
+				fprintf(log, "notify-%s %d\n", notify_kind,
+					strcmp(notify_kind, "store") ?
+					send_notify_retrieve(fd, ih->nodeid) :
 					send_notify_store(fd, ih->nodeid));
 			/* fall through */
 		case FUSE_OPENDIR: {
@@ -595,6 +618,7 @@ static void serve(int fd)
 		case FUSE_FORGET:
 		case FUSE_BATCH_FORGET:
 		case FUSE_INTERRUPT:
+		case FUSE_NOTIFY_REPLY: /* the data a NOTIFY_RETRIEVE asked for */
 			break; /* no reply */
 		default:
 			reply(fd, ih->unique, -ENOSYS, NULL, 0);
@@ -632,7 +656,7 @@ int main(int argc, char **argv)
 	char opts[192];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:FRTrPaNS")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:N:b:FRTrPaS")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -674,7 +698,12 @@ int main(int argc, char **argv)
 			allow_other = 1;
 			break;
 		case 'N':
-			notify_store = 1;
+			notify_kind = optarg;
+			if (strcmp(optarg, "store") && strcmp(optarg, "retrieve"))
+				return 2;
+			break;
+		case 'b':
+			blksize = strtoul(optarg, NULL, 0);
 			break;
 		case 'S':
 			hello_mode = 06777;
@@ -691,7 +720,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-FRrPaNST] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-N KIND] [-b SIZE] [-FRrPaST] MNT\n");
 		return 2;
 	}
 	if (drop_rawio)
