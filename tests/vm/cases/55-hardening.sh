@@ -2,7 +2,7 @@
 # connection. Each check here failed on the module before its fix.
 # minifuse's hello is one 2 MiB extent at offset 0 of its device 0, which
 # it names /dev/dax0.0; dax1.0, the second NVDIMM, is the decoy.
-plan 25
+plan 26
 t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
@@ -111,6 +111,19 @@ t "a file first served without a map does not become famfs later" sh -c '
 	a=$(cat /mnt/f/hello); b=$(cat /mnt/f/hello)
 	umount /mnt/f; n=$(grep -cx 54 /tmp/ops); echo "GET_FMAP: $n"
 	[ "$a" = "hello from famfs_fuse" ] && [ "$b" = "$a" ] && [ "$n" = 1 ]'
+
+# The same for a file that FUSE_CREATE made and opened (that open never
+# asks for a map): it is plain for its life, so opening it again while the
+# creator still holds it sends no GET_FMAP, and reads go to the server
+# (hello's text), not to the device (pattern 70).
+t "a file made by FUSE_CREATE does not become famfs later" sh -c '
+	rm -f /tmp/ops; minifuse -F -C -l /tmp/ops /mnt/f || exit 1
+	exec 3>/mnt/f/made; a=$(cat /mnt/f/made); exec 3>&-
+	b=$(cat /mnt/f/made); umount /mnt/f
+	c=$(grep -cx 35 /tmp/ops); n=$(grep -cx 54 /tmp/ops)
+	echo "CREATE: $c, GET_FMAP: $n, read: $a"
+	[ "$c" = 1 ] && [ "$n" = 0 ] && [ "$a" = "hello from famfs_fuse" ] &&
+	[ "$b" = "$a" ]'
 
 # A write by a user without CAP_FSETID drops setuid and setgid, as on any
 # file system (minifuse's hello is 06777 with -S; the write changes

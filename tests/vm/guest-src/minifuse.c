@@ -31,6 +31,8 @@
  *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
  *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
  *                "good")
+ *     -C         answer FUSE_CREATE of "made": a new file with hello's
+ *                attributes and map, found by later lookups
  *     -T         also serve "twin", a second file with hello's attributes
  *                and (as every file here) the same map: two files over
  *                the same memory, which the kernel must refuse
@@ -58,10 +60,11 @@
 #define HELLO "hello from famfs_fuse\n"
 #define HELLO_INO 2
 #define TWIN_INO 3
+#define MADE_INO 4
 #define BUFSZ (128 * 1024 + 4096)
 
 static const char *init_file, *log_file;
-static int accept_famfs, drop_rawio, mount_norawio, twin;
+static int accept_famfs, drop_rawio, mount_norawio, twin, can_create, made;
 static const char *notify_kind;
 static int no_default_perms, allow_other;
 static unsigned int hello_mode = 0444, blksize = 4096;
@@ -483,7 +486,8 @@ static void serve(int fd)
 			struct fuse_entry_out out;
 
 			uint64_t ino = !strcmp(arg, "hello") ? HELLO_INO :
-				       twin && !strcmp(arg, "twin") ? TWIN_INO : 0;
+				       twin && !strcmp(arg, "twin") ? TWIN_INO :
+				       made && !strcmp(arg, "made") ? MADE_INO : 0;
 
 			if (ih->nodeid != FUSE_ROOT_ID || !ino) {
 				reply(fd, ih->unique, -ENOENT, NULL, 0);
@@ -495,6 +499,31 @@ static void serve(int fd)
 			out.entry_valid = 1;
 			out.attr_valid = 1;
 			fill_attr(&out.attr, ino);
+			reply(fd, ih->unique, 0, &out, sizeof(out));
+			break;
+		}
+		case FUSE_CREATE: {
+			struct {
+				struct fuse_entry_out e;
+				struct fuse_open_out o;
+			} out;
+			const char *name = (const char *)arg +
+					   sizeof(struct fuse_create_in);
+
+			if (!can_create || ih->nodeid != FUSE_ROOT_ID ||
+			    strcmp(name, "made")) {
+				reply(fd, ih->unique, can_create ? -EACCES :
+					  -ENOSYS, NULL, 0);
+				break;
+			}
+			made = 1;
+			memset(&out, 0, sizeof(out));
+			out.e.nodeid = MADE_INO;
+			out.e.generation = 1;
+			out.e.entry_valid = 1;
+			out.e.attr_valid = 1;
+			fill_attr(&out.e.attr, MADE_INO);
+			out.o.fh = MADE_INO;
 			reply(fd, ih->unique, 0, &out, sizeof(out));
 			break;
 		}
@@ -656,7 +685,7 @@ int main(int argc, char **argv)
 	char opts[192];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:N:b:FRTrPaS")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:N:b:CFRTrPaS")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -681,6 +710,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			accept_famfs = 1;
+			break;
+		case 'C':
+			can_create = 1;
 			break;
 		case 'T':
 			twin = 1;
@@ -720,7 +752,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-N KIND] [-b SIZE] [-FRrPaST] MNT\n");
+		fprintf(stderr, "usage: minifuse [-d DEV] [-t TYPE] [-i FILE] [-l FILE] [-m MODE] [-D PATH] [-x MODE] [-N KIND] [-b SIZE] [-CFRrPaST] MNT\n");
 		return 2;
 	}
 	if (drop_rawio)
