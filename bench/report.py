@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The report of `make bench`: reads the RESULT lines that bench/meta.py,
-bench/fallback_read.sh and bench/vm.sh left in OUT/*.txt and writes
+bench/fallback_read.sh, bench/restart.sh and bench/vm.sh left in
+OUT/*.txt and writes
 
   OUT/bench.json   every figure (all RESULT keys) and the table's rows
   OUT/table.txt    the table, also printed
@@ -115,6 +116,14 @@ def rows(g):
             ratio("fallback", "client_onecpu_ratio"),
             "%d vs %d MiB/s" % (g["fallback"]["client_onecpu_mibs"],
                                 g["fallback"]["direct_mibs"]))),
+        ("restart", lambda: (
+            "restart blackout, fallback mode: longest op across a restart",
+            None, "median %.1f ms, max %.1f ms (%d restarts, %d of them "
+            "SIGKILL; %d ops, %d failed)" % (
+                g["restart"]["blackout_median_ms"],
+                g["restart"]["blackout_max_ms"], g["restart"]["restarts"],
+                g["restart"]["kills"], g["restart"]["ops"],
+                g["restart"]["failures"]))),
         ("meta_creat", lambda: (
             "famfs creat / fallocate in tmpfs, files per second",
             ratio("meta_creat", "ratio"),
@@ -214,7 +223,7 @@ def main():
     g = parse(out)
     table = rows(g)
     expected = ["meta_creat", "meta_batch", "meta_replay", "meta_mount",
-                "fallback", "vm_setup", "vm_seq", "vm_a64",
+                "fallback", "restart", "vm_setup", "vm_seq", "vm_a64",
                 "vm_mmap_touch", "vm_read_requests"]
     missing = [e for e in expected if e not in g]
     text = render(table)

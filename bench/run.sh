@@ -7,8 +7,9 @@
 #
 # Steps: meta (bench/meta.py: creat rate, log replay, mount of a full log;
 # this host), fallback (bench/fallback_read.sh: FUSE fallback read vs the
-# raw file; this host), vm (bench/vm.sh: one QEMU guest, the kernel data
-# path). A failed step is reported and its figures are missing; the
+# raw file; this host), restart (bench/restart.sh: the blackout of a
+# daemon restart that keeps the mount, fallback mode; this host), vm
+# (bench/vm.sh: one QEMU guest, the kernel data path). A failed step is reported and its figures are missing; the
 # others still run. Exit status 0 only when every step and the report
 # succeeded.
 #
@@ -43,6 +44,7 @@ step() { # step NAME CMD...: run CMD, keep its output in OUT/NAME.txt
 cd "$top" || exit 1
 step meta bench/meta.py
 step fallback bench/fallback_read.sh
+step restart bench/restart.sh
 step vm bench/vm.sh
 python3 bench/report.py "$out" || failed="$failed report"
 if [ -n "$failed" ]; then

@@ -9,9 +9,9 @@
 #
 #   tests/e2e/run.sh [SET]      SET: all (default) | check | CASE[,CASE...]
 #                               (or E2E_CASES=SET, for tests/run-all.sh e2e)
-#     check   = install,fstab-mount,systemctl-status,daemon-restart,rpm
-#               (2 boots, 1 DKMS
-#               build; what make check runs)
+#     check   = install,fstab-mount,systemctl-status,daemon-restart,
+#               daemon-upgrade,rpm (2 boots, 1 DKMS build; what make
+#               check runs)
 #     all     = check + persistence,upgrade,remove-purge,rpm  (4 boots, 2 DKMS builds)
 #
 # Environment:
@@ -52,10 +52,10 @@ timing() { # WHAT SECONDS
 }
 
 # ---------------------------------------------------------------- cases
-ALL="install fstab-mount systemctl-status daemon-restart persistence upgrade remove-purge rpm"
+ALL="install fstab-mount systemctl-status daemon-restart daemon-upgrade persistence upgrade remove-purge rpm"
 case $set_ in
 all) want=$ALL ;;
-check) want="install fstab-mount systemctl-status daemon-restart rpm" ;;
+check) want="install fstab-mount systemctl-status daemon-restart daemon-upgrade rpm" ;;
 *) want=$(echo "$set_" | tr ',' ' ') ;;
 esac
 for c in $want; do
@@ -67,7 +67,7 @@ wants() { case " $want " in *" $1 "*) return 0 ;; esac; return 1; }
 nboots=0
 for c in $want; do
 	case $c in
-	install) n=1 ;; fstab-mount|systemctl-status|daemon-restart) n=2 ;;
+	install) n=1 ;; fstab-mount|systemctl-status|daemon-restart|daemon-upgrade) n=2 ;;
 	persistence) n=3 ;; upgrade|remove-purge) n=4 ;; *) n=0 ;;
 	esac
 	[ $n -gt $nboots ] && nboots=$n
@@ -304,6 +304,14 @@ run_guests() {
 		fi
 	fi
 	wants daemon-restart && case_from_checks daemon-restart restart
+	if wants daemon-upgrade; then
+		case_from_checks daemon-upgrade daemon-upgrade
+		# The figures (not checks): install times, longest operation.
+		grep '^# daemon-upgrade: ' "$W/checks" | grep -v ': app: ' | sed 's/^# //' | while read -r l; do
+			log "$l"
+			echo "$l" >>"$W/timings.txt"
+		done
+	fi
 	wants persistence && case_from_checks persistence persist
 	wants upgrade && case_from_checks upgrade upgrade
 	wants remove-purge && case_from_checks remove-purge remove

@@ -200,6 +200,7 @@ stage_fstab() {
 			grep -qiE 'timed out|dependency failed'"
 
 	stage_restart
+	stage_daemon_upgrade
 
 	c=status
 	if [ ! -e $S/units-packaged ]; then
@@ -277,6 +278,171 @@ stage_restart() {
 		journalctl -b --no-pager -u $u | tail -n 15 | tee /dev/stderr |
 			grep -q 'took over the FUSE connection'"
 	t $c "famfs status counts the takeover" sh -c "famfs status $MNT | tee /dev/stderr | grep -q 'restarts without unmounting: [1-9]'"
+}
+
+# An application on the mount through package upgrades: it keeps $MNT/a
+# open and mapped and, in a loop, checks its bytes through the mapping and
+# read(2), stats the mount and the file, opens and reads the other files
+# and the newest of those a second thread keeps creating with famfs creat
+# (the master's creates). Every failed or wrong operation counts as an
+# error; each operation is timed. At the end: errors=N, the longest
+# operation, and the first errors.
+UPGRADE_APP='
+import os, mmap, subprocess, sys, threading, time
+mnt, ready, stop = sys.argv[1:4]
+held = os.path.join(mnt, "a")
+fd = os.open(held, os.O_RDONLY)
+size = os.fstat(fd).st_size
+m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+data = bytes(m[:])
+others = {p: open(p, "rb").read(4096)
+          for p in (os.path.join(mnt, "d/b"), os.path.join(mnt, "blob"))}
+errors, created = [], []
+longest = [0.0, "", 0.0, ""]  # operation: seconds, what; creat: the same
+nops = 0
+
+
+def timed(what, fn, slot=0):
+    global nops
+    t0 = time.monotonic()
+    try:
+        if fn() is False:
+            errors.append("%s: wrong bytes" % what)
+    except Exception as e:
+        errors.append("%s: %r" % (what, e))
+    d = time.monotonic() - t0
+    nops += slot == 0
+    if d > longest[slot]:
+        longest[slot:slot + 2] = [d, what]
+
+
+def read_head(path):
+    with open(path, "rb") as f:
+        return f.read(4096)
+
+
+def creator():
+    i = 0
+    while not os.path.exists(stop):
+        path = os.path.join(mnt, "up", "f%03d" % i)
+
+        def creat():
+            p = subprocess.run(["famfs", "creat", "-r", "-S", str(100 + i),
+                                "-s", "2m", path], capture_output=True,
+                               text=True, timeout=300)
+            if p.returncode:
+                raise OSError("famfs creat %s: %s" % (path, p.stderr.strip()))
+        timed("famfs creat", creat, 2)
+        created.append(path)
+        i += 1
+        time.sleep(0.5)
+
+
+def creator_or_error():
+    try:
+        creator()
+    except Exception as e:
+        errors.append("creator: %r" % e)
+
+
+t = threading.Thread(target=creator_or_error, daemon=True)
+open(ready, "w").close()
+t.start()
+off = 0
+while not os.path.exists(stop):
+    off = (off + 4096 * 37) % size
+    timed("mmap read of a", lambda: m[off:off + 4096] == data[off:off + 4096])
+    timed("pread of a", lambda: os.pread(fd, 4096, off) == data[off:off + 4096])
+    timed("stat of the mount", lambda: os.stat(mnt) and None)
+    timed("stat of a", lambda: os.stat(held).st_size == size)
+    for p, head in others.items():
+        timed("open+read of " + p, lambda: read_head(p) == head)
+    if created:
+        new = created[-1]
+        timed("stat of a new file", lambda: os.stat(new) and None)
+        timed("open+read of a new file", lambda: len(read_head(new)) == 4096)
+    timed("readdir", lambda: os.listdir(mnt) and None)
+    time.sleep(0.05)
+t.join(timeout=300)
+if bytes(m[:]) != data:
+    errors.append("the mapping of a changed")
+print("operations=%d files_created=%d" % (nops, len(created)))
+print("longest_op_ms=%.0f (%s)" % (longest[0] * 1000, longest[1]))
+print("longest_creat_ms=%.0f" % (longest[2] * 1000))
+for e in errors[:10]:
+    print("error: " + e)
+print("errors=%d" % len(errors))
+'
+
+# KEY of the running daemon's status (famfs status --json).
+daemon_status() {
+	famfs status --json $MNT 2>/dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["mounts"][0]["status"][sys.argv[1]])' "$1"
+}
+
+# One apt install of the famfs package (alone: famfs-dkms stays) while
+# the application runs: the daemon must be replaced by the installed
+# version and take the connection over (same mount, no remount).
+upgrade_daemon() { # WHAT VERSION DEBDIR ID0
+	c=daemon-upgrade
+	u=famfs@mnt-famfs.service
+	cur=$(journalctl -n 1 --show-cursor --no-pager -o cat | sed -n 's/^-- cursor: //p')
+	pid0=$(systemctl show -P MainPID $u)
+	t0=$(now)
+	t $c "$1: apt install famfs $2 alone, the mount in use" sh -c "
+		cd $3 && apt-get install -y --no-install-recommends --allow-downgrades ./famfs_*_amd64.deb"
+	note "daemon-upgrade: $1: apt install took $(($(now) - t0)) s"
+	t $c "$1: famfs is at $2" sh -c "[ \"\$(dpkg-query -W -f='\${Version}' famfs)\" = '$2' ]"
+	pid1=$(systemctl show -P MainPID $u)
+	note "daemon-upgrade: $1: daemon pid $pid0 -> $pid1"
+	t $c "$1: the daemon was replaced (pid $pid0 -> $pid1)" sh -c "
+		[ '$pid1' != 0 ] && [ '$pid1' != '$pid0' ] && systemctl is-active $u"
+	t $c "$1: the mount is the same (mount id $4)" sh -c "[ \"\$(awk -v m=$MNT '\$5 == m { print \$1 }' /proc/self/mountinfo)\" = '$4' ]"
+	# journald may take a moment to write the new daemon's lines.
+	t $c "$1: the journal shows a takeover, not a remount" sh -c "
+		for i in \$(seq 20); do
+			journalctl --no-pager -o cat --after-cursor='$cur' -u $u >/run/dupgrade.journal
+			grep -q 'took over the FUSE connection' /run/dupgrade.journal && break
+			sleep 0.5
+		done
+		cat /run/dupgrade.journal
+		grep -q 'took over the FUSE connection' /run/dupgrade.journal &&
+			! grep -E 'mounting anew|unmounted from|replacing a famfs mount' /run/dupgrade.journal"
+	v=$(daemon_status version) p=$(daemon_status pid)
+	t $c "$1: the running daemon is version $2 (famfs status: $v, pid $p)" \
+		test "$v" = "$2" -a "$p" = "$pid1"
+	t $c "$1: the mount still runs in famfs (kernel) mode" kernel_mode
+}
+
+stage_daemon_upgrade() {
+	c=daemon-upgrade
+	n=$(dpkg-query -W -f='${Version}' famfs)
+	n1=$(cat $S/debs/next-version)
+	id0=$(mount_id)
+	note "daemon-upgrade: famfs $n -> $n1 -> $n, mount id $id0"
+	mkdir -p /run/debs-next
+	cp $S/debs/next/famfs_*_amd64.deb /run/debs-next/
+	t $c "famfs mkdir $MNT/up (for the files made meanwhile)" famfs mkdir $MNT/up
+	rm -f /run/app.ready /run/app.stop
+	# Bounded: an operation that never returns must not hang the boot.
+	timeout -k 5 900 python3 -c "$UPGRADE_APP" $MNT /run/app.ready /run/app.stop >/run/app.out 2>&1 &
+	app=$!
+	t $c "an application holds $MNT/a open and mapped" wait_for /run/app.ready 60
+	sleep 3
+	upgrade_daemon "N+1" "$n1" /run/debs-next "$id0"
+	sleep 3
+	upgrade_daemon "back to N" "$n" /root/debs "$id0"
+	sleep 3
+	touch /run/app.stop
+	wait $app
+	sed 's/^/# daemon-upgrade: app: /' /run/app.out
+	t $c "the application saw no error through both installs" grep -qx errors=0 /run/app.out
+	t $c "the files made during the installs verify" sh -c "
+		for f in $MNT/up/f*; do
+			i=\${f##*/f}; famfs verify -S \$(expr 100 + \$i) -f \$f || exit 1
+		done"
+	note "daemon-upgrade: longest operation the application saw: $(sed -n 's/^longest_op_ms=\([0-9]*\)/\1 ms/p' /run/app.out)"
 }
 
 stage_persist() {

@@ -18,6 +18,11 @@
  * failures, same_mount, blackout median/max (the longest operation that
  * overlaps a restart, from the signal to READY=1), longest operation.
  * Exits 0 when nothing failed and the mount never changed.
+ * Each operation (stat, read, open) is timed on its own; the reader keeps
+ * the longest one that overlapped each restart as it goes, so a run of
+ * any length needs no record of every operation. $FDSD_SOCK names the
+ * notify socket (default /run/fdsd.sock; bench/restart.sh runs this on
+ * the host).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,16 +39,25 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The notify socket: $FDSD_SOCK, or this. */
 #define SOCK "/run/fdsd.sock"
 #define MAXFD 4
-#define MAXOPS 200000
+#define MAXWIN 256
 
+/*
+ * Shared by the parent and its load children. A restart's window opens
+ * when the parent signals the daemon (win_start, then nwin) and closes at
+ * the new daemon's READY=1 (win_end, 0 while open).
+ */
 struct shared {
 	volatile int stop;
 	volatile int newest; /* index of the newest file created, or -1 */
 	volatile long failures;
 	volatile long nops;
-	double op_start[MAXOPS], op_end[MAXOPS];
+	int nwin;
+	volatile double win_start[MAXWIN], win_end[MAXWIN];
+	volatile double black[MAXWIN]; /* longest operation overlapping each */
+	volatile double longest;
 };
 
 static struct shared *sh;
@@ -51,6 +65,7 @@ static int nstore;
 static int store_fd[MAXFD];
 static char store_name[MAXFD][64];
 static int readies;
+static const char *sock_path = SOCK;
 
 static double now(void)
 {
@@ -135,7 +150,7 @@ static pid_t start(char **argv)
 		snprintf(v, sizeof(v), "%d", (int)getpid());
 		setenv("LISTEN_PID", v, 1);
 	}
-	setenv("NOTIFY_SOCKET", SOCK, 1);
+	setenv("NOTIFY_SOCKET", sock_path, 1);
 	execv(argv[0], argv);
 	_exit(127);
 }
@@ -155,10 +170,29 @@ static long mount_id(const char *mnt)
 	return found;
 }
 
-static void op(int ok)
+/* One operation that began at @t0 has ended, @ok or not. */
+static void op(double t0, int ok)
 {
+	double t1 = now(), d = t1 - t0;
+	int n = __atomic_load_n(&sh->nwin, __ATOMIC_ACQUIRE);
+
 	if (!ok)
 		sh->failures++;
+	sh->nops++;
+	if (d > sh->longest)
+		sh->longest = d;
+	/*
+	 * The restarts it overlapped: from the newest back to the first
+	 * one that had ended before it began.
+	 */
+	for (int k = n - 1; k >= 0; k--) {
+		double end = sh->win_end[k];
+
+		if (end && end < t0)
+			break;
+		if (sh->win_start[k] <= t1 && d > sh->black[k])
+			sh->black[k] = d;
+	}
 }
 
 static void timed_ops(const char *mnt, int fd, const unsigned char *map,
@@ -167,27 +201,27 @@ static void timed_ops(const char *mnt, int fd, const unsigned char *map,
 	unsigned char buf[4096];
 	char path[4096];
 	struct stat st;
-	long i = sh->nops;
 	double t0 = now();
+	int f;
 
-	op(stat(mnt, &st) == 0);
-	op(pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
-	   !memcmp(buf, first, sizeof(buf)) && !memcmp(map, first, 4096));
-	if (sh->newest >= 0) {
-		int f;
-
-		snprintf(path, sizeof(path), "%s/tko%02d", mnt, sh->newest);
-		op(stat(path, &st) == 0);
-		f = open(path, O_RDONLY);
-		op(f >= 0 && read(f, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
-		if (f >= 0)
-			close(f);
-	}
-	if (i < MAXOPS) {
-		sh->op_start[i] = t0;
-		sh->op_end[i] = now();
-		sh->nops = i + 1;
-	}
+	op(t0, stat(mnt, &st) == 0);
+	t0 = now();
+	op(t0, pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+		       !memcmp(buf, first, sizeof(buf)) &&
+		       !memcmp(map, first, 4096));
+	if (sh->newest < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/tko%02d", mnt, sh->newest);
+	t0 = now();
+	op(t0, stat(path, &st) == 0);
+	t0 = now();
+	f = open(path, O_RDONLY);
+	op(t0, f >= 0);
+	if (f < 0)
+		return;
+	t0 = now();
+	op(t0, read(f, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+	close(f);
 }
 
 static void reader(const char *mnt, const char *held)
@@ -272,8 +306,8 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int restarts, kills, s, status, same = 1, rc = 0;
-	double win[256][2], black[256], longest = 0;
+	int restarts, kills, s, status, same = 1, rc = 0, nwin;
+	double black[MAXWIN];
 	pid_t d, rd, cr;
 	long id0;
 
@@ -283,16 +317,20 @@ int main(int argc, char **argv)
 	}
 	restarts = atoi(argv[3]);
 	kills = atoi(argv[4]);
-	if (restarts < 1 || restarts > 256 || kills < 0 || kills > restarts)
+	if (restarts < 1 || restarts > MAXWIN || kills < 0 || kills > restarts)
 		return 2;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 1;
 	sh->newest = -1;
-	unlink(SOCK);
+	if (getenv("FDSD_SOCK"))
+		sock_path = getenv("FDSD_SOCK");
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return 2;
+	unlink(sock_path);
 	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	strcpy(sa.sun_path, SOCK);
+	strcpy(sa.sun_path, sock_path);
 	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("fdsd: notify socket");
 		return 1;
@@ -321,7 +359,8 @@ int main(int argc, char **argv)
 			    i / (restarts / kills) < kills;
 		int want = readies + 1;
 
-		win[i][0] = now();
+		sh->win_start[i] = now();
+		__atomic_store_n(&sh->nwin, i + 1, __ATOMIC_RELEASE);
 		kill(d, kill9 ? SIGKILL : SIGUSR1);
 		waitpid(d, &status, 0);
 		if (!kill9 && !(WIFEXITED(status) && WEXITSTATUS(status) == 75)) {
@@ -335,7 +374,7 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		win[i][1] = now();
+		sh->win_end[i] = now();
 		if (mount_id(argv[1]) != id0)
 			same = 0;
 		usleep(300000);
@@ -345,23 +384,16 @@ int main(int argc, char **argv)
 	alarm(60); /* an operation that never returns must not hang the guest */
 	waitpid(rd, &status, 0);
 	alarm(0);
-	for (int i = 0; i < restarts; i++) {
-		black[i] = 0;
-		for (long k = 0; k < sh->nops; k++)
-			if (sh->op_start[k] <= win[i][1] &&
-			    sh->op_end[k] >= win[i][0] &&
-			    sh->op_end[k] - sh->op_start[k] > black[i])
-				black[i] = sh->op_end[k] - sh->op_start[k];
-	}
-	for (long k = 0; k < sh->nops; k++)
-		if (sh->op_end[k] - sh->op_start[k] > longest)
-			longest = sh->op_end[k] - sh->op_start[k];
-	qsort(black, (size_t)restarts, sizeof(double), cmp);
+	/* Restarts that never finished (no READY=1) are left out. */
+	nwin = sh->nwin && !sh->win_end[sh->nwin - 1] ? sh->nwin - 1 : sh->nwin;
+	for (int i = 0; i < nwin; i++)
+		black[i] = sh->black[i];
+	qsort(black, (size_t)nwin, sizeof(double), cmp);
 	printf("restarts=%d kills=%d ops=%ld files=%d failures=%ld same_mount=%d\n",
-	       restarts, kills, sh->nops, sh->newest + 1, sh->failures, same);
+	       nwin, kills, sh->nops, sh->newest + 1, sh->failures, same);
 	printf("blackout_median_ms=%.1f blackout_max_ms=%.1f longest_op_ms=%.1f\n",
-	       black[restarts / 2] * 1000, black[restarts - 1] * 1000,
-	       longest * 1000);
+	       nwin ? black[nwin / 2] * 1000 : -1,
+	       nwin ? black[nwin - 1] * 1000 : -1, sh->longest * 1000);
 	/* A stop: SIGTERM unmounts and empties the store. */
 	kill(d, SIGTERM);
 	waitpid(d, &status, 0);
