@@ -3,15 +3,16 @@
 # need into a reusable cache, without touching this host's apt setup.
 #
 #   scripts/trixie-cache.sh            fetch (if needed), print the kernel version
+#   scripts/trixie-cache.sh --dir      print the cache directory and exit
 #   FAMFS_CACHE=DIR scripts/...        use DIR instead of <repo>/cache/trixie
 #   FAMFS_REFRESH=1 scripts/...        re-read the package lists even if fresh
 #   FAMFS_KLINE=7.3 scripts/...        another kernel line (default 6.12, the
 #                                      trixie kernel): the newest 7.3.x image
 #                                      of trixie-backports and linux-source-7.3,
-#                                      cached in <repo>/cache/trixie-7.3 unless
-#                                      FAMFS_CACHE says otherwise (each line
-#                                      has its own cache: the chroot in it
-#                                      holds one kernel's headers)
+#                                      cached in $FAMFS_CACHE_7_3, else in
+#                                      $FAMFS_CACHE-7.3 (<repo>/cache/trixie-7.3):
+#                                      each line has its own cache, as the
+#                                      chroot in it holds one kernel's headers
 #
 # Only the kernel version is written to stdout (so callers can do
 # KVER=$(scripts/trixie-cache.sh)); progress goes to stderr.
@@ -28,11 +29,15 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 kline=${FAMFS_KLINE:-6.12}
 case $kline in
-6.12) dflt=$top/cache/trixie ;;
-[0-9]*.[0-9]*) dflt=$top/cache/trixie-$kline ;;
+6.12) C=${FAMFS_CACHE:-$top/cache/trixie} ;;
+[0-9]*.[0-9]*)
+	# FAMFS_CACHE_7_3 for 7.3, else next to the 6.12 cache.
+	eval "C=\${FAMFS_CACHE_$(echo "$kline" | tr . _):-}"
+	[ -n "$C" ] || C=${FAMFS_CACHE:-$top/cache/trixie}-$kline ;;
 *) echo "trixie-cache: error: bad FAMFS_KLINE '$kline' (e.g. 6.12, 7.3)" >&2; exit 1 ;;
 esac
-C=${FAMFS_CACHE:-$dflt}
+# --dir: only say where the cache of this line is.
+if [ "${1:-}" = --dir ]; then echo "$C"; exit 0; fi
 A=$C/apt
 LISTS_MAX_AGE_MIN=${FAMFS_LISTS_MAX_AGE_MIN:-720}
 

@@ -11,13 +11,14 @@
 # (else in the repo root). Mounts live in a private mount namespace and go
 # away with the command. Needs root (debootstrap, chroot, mount).
 #
-# Location: $FAMFS_CACHE/chroot (default <repo>/cache/trixie/chroot).
+# Location: $FAMFS_CACHE/chroot (default <repo>/cache/trixie/chroot, for
+# FAMFS_KLINE=7.3 <repo>/cache/trixie-7.3/chroot: see trixie-cache.sh).
 # FAMFS_CHROOT_BIND="DIR ..." binds more host directories at the same path
 # inside (e.g. the debug kernel's tree in the cache).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
+C=$("$top/scripts/trixie-cache.sh" --dir)
 R=$C/chroot
 
 log() { echo "trixie-chroot: $*" >&2; }
