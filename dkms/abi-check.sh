@@ -26,7 +26,8 @@ facts() { # $1: prefix for the limits that are named differently
 			sizeof(((struct s *)0)->f))
 int main(void)
 {
-	P($1DAX_FMAP); P(FUSE_GET_FMAP); P(FUSE_GET_DAXDEV);
+	printf("dax_fmap %llu\n", (unsigned long long)$1DAX_FMAP);
+	P(FUSE_GET_FMAP); P(FUSE_GET_DAXDEV);
 	P(FUSE_FAMFS_FILE_REG); P(FUSE_FAMFS_FILE_SUPERBLOCK);
 	P(FUSE_FAMFS_FILE_LOG); P(FUSE_FAMFS_EXT_SIMPLE);
 	P(FUSE_FAMFS_EXT_INTERLEAVE);

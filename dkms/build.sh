@@ -55,6 +55,9 @@ pd=$here/patches/$line
 [ -n "$line" ] && [ -f "$pd/series" ] ||
 	die "kernel $kver is not supported: famfs-dkms has series for $(ls "$here/patches" | tr '\n' ' ')"
 src=${src:-/usr/src/linux-source-$line.tar.xz}
+# The paths taken from the tarball: the series' own list, else the common one.
+sf=$pd/source-files
+[ -f "$sf" ] || sf=$here/source-files
 [ -f "$src" ] || die "no kernel source at $src (install linux-source-$line)"
 if [ $prepare = 0 ]; then
 	[ -f "$kdir/Makefile" ] ||
@@ -74,7 +77,7 @@ target_version() {
 inputs() {
 	ls -l --time-style=+%s "$src" | awk '{print $5, $6}'
 	echo "$kver $kdir $rename $prepare $line"
-	cat "$here/rename.sh" "$here/source-files" "$pd/series"
+	cat "$here/rename.sh" "$sf" "$pd/series"
 	grep -v '^[[:space:]]*\(#\|$\)' "$pd/series" | while read -r p; do
 		cat "$pd/$p"
 	done
@@ -90,13 +93,13 @@ fi
 rm -f "$out/stamp" "$out/famfs_fuse.ko"
 
 # 1. Pristine sources, extracted once per tarball and file list.
-tarid=$(ls -l --time-style=+%s "$src" | awk '{print $5 "-" $6}')-$(md5sum <"$here/source-files" | cut -c1-12)
+tarid=$(ls -l --time-style=+%s "$src" | awk '{print $5 "-" $6}')-$(md5sum <"$sf" | cut -c1-12)
 pristine=$out/pristine
 if [ "$(cat "$pristine/.tarid" 2>/dev/null)" != "$tarid" ]; then
 	log "extracting fs/fuse and friends from $src"
 	rm -rf "$pristine" "$pristine.tmp"
 	mkdir -p "$pristine.tmp"
-	list=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/source-files" |
+	list=$(grep -v '^[[:space:]]*\(#\|$\)' "$sf" |
 		sed "s|^|linux-source-$line/|")
 	# shellcheck disable=SC2086
 	tar -xJf "$src" -C "$pristine.tmp" --strip-components=1 $list ||

@@ -133,6 +133,12 @@ log "guest user space ready ($(since "$t0") s)"
 # Host-side check: the daemon's ABI header matches the patched fuse.h.
 abi_ok=0
 "$top/dkms/abi-check.sh" "$kodir/tree" >"$w/abi.log" 2>&1 && abi_ok=1 || cat "$w/abi.log" >&2
+# Another line than 6.12: its famfs core is 6.12's (dkms/core-diff.sh).
+core_ok=
+if [ "$line" != 6.12 ]; then
+	core_ok=0
+	"$top/dkms/core-diff.sh" 6.12 "$line" >"$w/core.log" 2>&1 && core_ok=1 || cat "$w/core.log" >&2
+fi
 # The series as an upstream series in the full kernel tree (full-tree.sh:
 # about a minute when the series or the kernel changed, else kept). Only
 # with all cases: a run of a few cases is someone working on those.
@@ -332,6 +338,12 @@ fail=$((fail + $(grep -c '^not ok' "$w/fulltree.txt" || true)))
 # full-tree.sh's lines are planned as they come (dkms/full-tree-check.sh
 # prints one per patch and check); the ABI check below is one more.
 plan=$((plan + $(grep -c '^\(not \)\?ok' "$w/fulltree.txt" || true) + 1))
+case $core_ok in
+1) pass=$((pass + 1)) plan=$((plan + 1))
+	echo "ok - fs/fuse/famfs.c of the $line series is the 6.12 one (dkms/core-diff.sh)" ;;
+0) fail=$((fail + 1)) plan=$((plan + 1))
+	echo "not ok - fs/fuse/famfs.c of the $line series is the 6.12 one (dkms/core-diff.sh)" ;;
+esac
 if [ $abi_ok = 1 ]; then
 	pass=$((pass + 1))
 	echo "ok - famfs_fuse_abi.h matches the patched uapi fuse.h"
