@@ -378,7 +378,7 @@ int main(int argc, char **argv)
 	};
 	struct settings s = { .fallback = xstrdup("auto"),
 			      .role = xstrdup("auto") };
-	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], *opts = NULL;
+	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], drv[256], *opts = NULL;
 	bool fake = false, verbose = false, dead = false, rw, writer;
 	bool systemd = famfs_unit_wanted();
 	struct famfs_dev d;
@@ -462,6 +462,12 @@ int main(int argc, char **argv)
 		fail("mount point %s is not a directory", mnt);
 	}
 	bind_unbound(dev, &s);
+	/* A devdax device: which driver serves famfs here, or none. */
+	if (strcmp(s.fallback, "yes") && famfs_dax_driver(dev, drv, sizeof(drv)) == 0 &&
+	    (verbose || fake || !famfs_kernel_dax_driver())) {
+		snprintf(drv, sizeof(drv), "%s: ", prog);
+		famfs_say_kernel_driver(stderr, drv);
+	}
 	famfs_dev_exposure(dev, warn, NULL);
 	rc = famfs_dev_open_fs(dev, 0, &d);
 	if (rc)
