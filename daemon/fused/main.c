@@ -410,6 +410,20 @@ static bool prepare_dax(struct fused *fs, const struct opts *o)
 	if (access(FAMFS_FUSE_DEV, F_OK) < 0 ||
 	    (fs->fuse_dev[0] && strcmp(fs->fuse_dev, FAMFS_FUSE_DEV)))
 		return true;
+	if (!strcmp(famfs_kernel_dax_driver(), "fsdev_dax")) {
+		/*
+		 * fsdev_dax's node cannot be mapped, and the superblock and
+		 * log are read through that mapping (README.md, "Kernel
+		 * lines"): leave the device where it is.
+		 */
+		famfs_kernel_release(rel, sizeof(rel));
+		if (o->fallback == FALLBACK_NO)
+			die("%s: kernel %s serves famfs through fsdev_dax, whose device node this daemon cannot map for the superblock and log; fallback is disabled",
+			    fs->devpath, rel);
+		fused_log(L_WARN, "%s: kernel %s serves famfs through fsdev_dax, whose device node this daemon cannot map for the superblock and log: fallback mode",
+			  fs->devpath, rel);
+		return false;
+	}
 	if (famfs_dax_bind(fs->devpath) == 0) {
 		fused_log(L_NOTICE, "%s: dax driver %s", fs->devpath,
 			  famfs_kernel_dax_driver());
