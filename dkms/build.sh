@@ -84,6 +84,7 @@ inputs() {
 	cat "$here/include/uapi/"*.h 2>/dev/null || true
 }
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # make -C elsewhere needs it absolute
 stamp=$(inputs | md5sum | cut -d' ' -f1)
 if [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
 	{ [ $prepare = 1 ] || [ -f "$out/famfs_fuse.ko" ]; }; then
