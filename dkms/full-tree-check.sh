@@ -140,7 +140,7 @@ really_checked() { # LOG
 		[ -f "$tree/$c" ] || continue # a composite object
 		grep -q -- '-DKBUILD_EXTRA_WARN1' "${o%/*}/.${o##*/}.cmd" || {
 			echo "$c was not compiled with W=1"; return 1; }
-		grep -qE "^ *CHECK +$c\$" "$1" || {
+		[ -n "$nosparse" ] || grep -qE "^ *CHECK +$c\$" "$1" || {
 			echo "sparse did not check $c"; return 1; }
 		n=$((n + 1))
 	done
@@ -165,8 +165,17 @@ new_warnings() {
 }
 
 step "building unpatched fs/fuse (W=1, sparse)"
+nosparse=
 build_fuse "$out/base.log" C=2 ||
 	die "the unpatched fs/fuse does not build: $(tail -n 5 "$out/base.log")"
+# The kernel refuses a sparse too old for its sources (7.3 uses
+# __typeof_unqual__, which sparse 0.6.4, the newest in trixie and
+# trixie-backports, cannot parse): then W=1 alone is checked, and the
+# sparse check is reported as impossible here.
+if grep -q 'specified, but .* is not available or not up to date' "$out/base.log"; then
+	nosparse="$(sparse --version 2>/dev/null | head -n1 || echo '?'), the newest Debian trixie and trixie-backports have, is rejected by this kernel's scripts/checker-valid.sh (it cannot parse __typeof_unqual__)"
+	log "no sparse check: $nosparse"
+fi
 nbase=$(really_checked "$out/base.log") || die "unpatched build: $nbase"
 warnings "$out/base.log" gcc >"$out/base.gcc"
 warnings "$out/base.log" sparse >"$out/base.sparse"
@@ -223,11 +232,17 @@ if [ $applied = 1 ]; then
 	for o in $newc; do
 		check "fs/fuse/$o built in" test -f "$tree/fs/fuse/$o" || true
 	done
-	check "every fs/fuse object compiled with W=1 and checked by sparse" \
-		really_checked "$out/patched.log" || true
+	what="compiled with W=1 and checked by sparse"
+	[ -z "$nosparse" ] || what="compiled with W=1 (no sparse here, below)"
+	check "every fs/fuse object $what" really_checked "$out/patched.log" || true
 	npatched=$(really_checked "$out/patched.log" || echo 0)
 	for kind in gcc sparse; do
 		what=$([ $kind = gcc ] && echo "W=1" || echo "sparse")
+		if [ $kind = sparse ] && [ -n "$nosparse" ]; then
+			echo "ok - no new sparse warnings in the files the series touches # SKIP impossible: sparse $nosparse" |
+				tee -a "$res"
+			continue
+		fi
 		new=$(new_warnings "$out/patched.log" $kind)
 		if [ -z "$new" ]; then
 			ok "no new $what warnings in the files the series touches ($nbase files checked before, $npatched after; $(wc -l <"$out/base.$kind") and $(warnings "$out/patched.log" $kind | wc -l) warnings in all)"
