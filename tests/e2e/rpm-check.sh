@@ -109,7 +109,7 @@ t "famfs scriptlets preset, disable and try-restart the units" sh -c "
 	echo \"\$s\" | grep -q 'disable --now famfs.service' &&
 	echo \"\$s\" | grep -q \"try-restart famfs.service 'famfs@\*.service'\""
 d=/usr/src/famfs-fuse-$V
-lines=$(git -C "$top" ls-tree --name-only HEAD dkms/patches/ | sed 's|.*/||')
+lines=$(git -C "$top" ls-tree --name-only HEAD dkms/patches/ | sed 's|.*/||' | tr '\n' ' ')
 for f in dkms.conf build.sh rename.sh source-files; do
 	t "famfs-dkms ships $d/$f" grep -qx "$d/$f" "$out/famfs-dkms.files"
 done
