@@ -4,6 +4,7 @@
 #   make demo       make a file-backed famfs and show the tools on it
 #   make check      every test tier; ends with "N passed, N failed, N skipped"
 #   make vm-test    the kernel module in QEMU guests (trixie kernel; root)
+#   make vm-test-7.3  the same on trixie-backports' 7.3 kernel (tests/vm-7.3)
 #   make vm-test-debug  the same on a debug build of that kernel (KASAN,
 #                   lockdep; built once and cached: over an hour cold)
 #   make e2e        packages installed and used in booted trixie images, all
@@ -17,12 +18,12 @@
 BUILD      ?= build
 TESTBUILD  ?= build-test
 FUZZBUILD  ?= build-fuzz
-CHECK_TIERS ?= unit fuzz host cli units vm e2e
+CHECK_TIERS ?= unit fuzz host cli units vm vm-7.3 e2e
 FUZZ_SECONDS ?= 20
 
 PREFIX     ?= /usr/local
 
-.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-debug e2e bench fuzz deb rpm clean
+.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-7.3 vm-test-debug e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -72,6 +73,9 @@ check: test-builds deps-kernel
 
 vm-test: deps-kernel
 	tests/run-all.sh vm
+
+vm-test-7.3: deps-kernel
+	tests/run-all.sh vm-7.3
 
 # Not part of check: a cold build of the debug kernel takes well over an
 # hour on 2 cores; warm, a run takes about 5 minutes (tests/vm/README.md).

@@ -4,7 +4,10 @@
 # describe the same wire format: every number, size and field offset.
 #
 #   dkms/abi-check.sh [TREE]   TREE: a prepared tree (default build/tree,
-#                              made by build.sh or build.sh --prepare)
+#                              made by build.sh or build.sh --prepare; the
+#                              7.3 series' is wherever its build put it)
+# The INIT flag is compared with the one famfs_fuse_abi.h gives for the
+# tree's protocol minor.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tree=${1:-$here/build/tree}
@@ -23,7 +26,8 @@ facts() { # $1: prefix for the limits that are named differently
 			sizeof(((struct s *)0)->f))
 int main(void)
 {
-	P(FUSE_DAX_FMAP); P(FUSE_GET_FMAP); P(FUSE_GET_DAXDEV);
+	printf("dax_fmap %llu\n", (unsigned long long)$1DAX_FMAP);
+	P(FUSE_GET_FMAP); P(FUSE_GET_DAXDEV);
 	P(FUSE_FAMFS_FILE_REG); P(FUSE_FAMFS_FILE_SUPERBLOCK);
 	P(FUSE_FAMFS_FILE_LOG); P(FUSE_FAMFS_EXT_SIMPLE);
 	P(FUSE_FAMFS_EXT_INTERLEAVE);
@@ -49,11 +53,16 @@ int main(void)
 }
 EOC
 }
-{ echo "#include \"$fh\""; echo '#define K_FMAP_MAX FUSE_FAMFS_FMAP_MAX'
+minor=$(sed -n 's/^#define FUSE_KERNEL_MINOR_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$fh")
+[ -n "$minor" ] || { echo "abi-check: no FUSE_KERNEL_MINOR_VERSION in $fh" >&2; exit 1; }
+{ echo "#include \"$fh\""; echo '#define K_DAX_FMAP FUSE_DAX_FMAP'
+  echo '#define K_FMAP_MAX FUSE_FAMFS_FMAP_MAX'
   echo '#define K_FMAP_VERSION FUSE_FAMFS_FMAP_VERSION'
   echo '#define K_NAME_MAX FUSE_FAMFS_DAXDEV_NAME_MAX'
   echo '#define K_DAXDEVS FUSE_FAMFS_MAX_DAXDEVS'; facts K_; } >"$w/k.c"
-{ echo "#include \"$here/include/uapi/famfs_fuse_abi.h\""; echo '#define U_FMAP_MAX FAMFS_FMAP_MAX'
+{ echo "#include \"$here/include/uapi/famfs_fuse_abi.h\""
+  echo "#define U_DAX_FMAP FUSE_DAX_FMAP_FOR_MINOR($minor)"
+  echo '#define U_FMAP_MAX FAMFS_FMAP_MAX'
   echo '#define U_FMAP_VERSION FAMFS_FMAP_VERSION'
   echo '#define U_NAME_MAX DAXDEV_NAME_MAX'
   echo '#define U_DAXDEVS FAMFS_DAXDEV_TABLE_MIN'; facts U_; } >"$w/u.c"
@@ -62,7 +71,7 @@ $cc -o "$w/k" "$w/k.c" && $cc -o "$w/u" "$w/u.c"
 "$w/k" >"$w/k.txt"
 "$w/u" >"$w/u.txt"
 if diff -u "$w/k.txt" "$w/u.txt" >"$w/diff"; then
-	echo "abi-check: uapi fuse.h and famfs_fuse_abi.h agree ($(wc -l <"$w/k.txt") facts)"
+	echo "abi-check: uapi fuse.h (protocol 7.$minor) and famfs_fuse_abi.h agree ($(wc -l <"$w/k.txt") facts)"
 else
 	echo "abi-check: uapi fuse.h (-) and famfs_fuse_abi.h (+) differ:" >&2
 	cat "$w/diff" >&2

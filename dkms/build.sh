@@ -1,13 +1,15 @@
 #!/bin/sh
-# Build famfs_fuse.ko for a Debian trixie 6.12 kernel from linux-source-6.12,
-# our patch series and the rename script. DKMS runs this (see dkms.conf); on
-# a non-trixie host run it inside scripts/trixie-chroot.sh.
+# Build famfs_fuse.ko for a Debian kernel of a supported line (trixie's
+# 6.12, trixie-backports' 7.3) from that line's linux-source-LINE, our patch
+# series for the line (patches/LINE/) and the rename script. DKMS runs this
+# (see dkms.conf); on a non-trixie host run it inside scripts/trixie-chroot.sh.
 #
 # usage: build.sh [-k KVER] [--kdir DIR] [--src TARBALL] [-o OUTDIR] [-j N]
-#                 [--prepare] [--no-rename] [--clean]
+#                 [--line LINE] [--prepare] [--no-rename] [--clean]
 #   -k KVER      target kernel release (default: $kernelver, else uname -r)
 #   --kdir DIR   its build tree (default /lib/modules/KVER/build)
-#   --src FILE   linux-source tarball (default /usr/src/linux-source-6.12.tar.xz)
+#   --line LINE  kernel line, e.g. 6.12 (default: the first two numbers of KVER)
+#   --src FILE   linux-source tarball (default /usr/src/linux-source-LINE.tar.xz)
 #   -o OUTDIR    work and output directory (default: build/ next to this script)
 #   --prepare    extract, patch and rename, but do not compile
 #   --no-rename  stop after the series (a plain fs/fuse tree, for review)
@@ -20,7 +22,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kver=${kernelver:-}
 kdir=
-src=/usr/src/linux-source-6.12.tar.xz
+src=
+line=
 out=$here/build
 jobs=2
 prepare=0
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
 	-k) kver=$2; shift 2 ;;
 	--kdir) kdir=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
+	--line) line=$2; shift 2 ;;
 	-o) out=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
 	--prepare) prepare=1; shift ;;
@@ -46,7 +50,15 @@ done
 
 kver=${kver:-$(uname -r)}
 kdir=${kdir:-/lib/modules/$kver/build}
-[ -f "$src" ] || die "no kernel source at $src (install linux-source-6.12)"
+line=${line:-$(echo "$kver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')}
+pd=$here/patches/$line
+[ -n "$line" ] && [ -f "$pd/series" ] ||
+	die "kernel $kver is not supported: famfs-dkms has series for $(ls "$here/patches" | tr '\n' ' ')"
+src=${src:-/usr/src/linux-source-$line.tar.xz}
+# The paths taken from the tarball: the series' own list, else the common one.
+sf=$pd/source-files
+[ -f "$sf" ] || sf=$here/source-files
+[ -f "$src" ] || die "no kernel source at $src (install linux-source-$line)"
 if [ $prepare = 0 ]; then
 	[ -f "$kdir/Makefile" ] ||
 		die "no kernel build tree at $kdir (install linux-headers-$kver)"
@@ -64,14 +76,15 @@ target_version() {
 # Inputs that decide the result: any change rebuilds from scratch.
 inputs() {
 	ls -l --time-style=+%s "$src" | awk '{print $5, $6}'
-	echo "$kver $kdir $rename $prepare"
-	cat "$here/rename.sh" "$here/source-files" "$here/patches/series"
-	grep -v '^[[:space:]]*\(#\|$\)' "$here/patches/series" | while read -r p; do
-		cat "$here/patches/$p"
+	echo "$kver $kdir $rename $prepare $line"
+	cat "$here/rename.sh" "$sf" "$pd/series"
+	grep -v '^[[:space:]]*\(#\|$\)' "$pd/series" | while read -r p; do
+		cat "$pd/$p"
 	done
 	cat "$here/include/uapi/"*.h 2>/dev/null || true
 }
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # make -C elsewhere needs it absolute
 stamp=$(inputs | md5sum | cut -d' ' -f1)
 if [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
 	{ [ $prepare = 1 ] || [ -f "$out/famfs_fuse.ko" ]; }; then
@@ -81,14 +94,14 @@ fi
 rm -f "$out/stamp" "$out/famfs_fuse.ko"
 
 # 1. Pristine sources, extracted once per tarball and file list.
-tarid=$(ls -l --time-style=+%s "$src" | awk '{print $5 "-" $6}')-$(md5sum <"$here/source-files" | cut -c1-12)
+tarid=$(ls -l --time-style=+%s "$src" | awk '{print $5 "-" $6}')-$(md5sum <"$sf" | cut -c1-12)
 pristine=$out/pristine
 if [ "$(cat "$pristine/.tarid" 2>/dev/null)" != "$tarid" ]; then
 	log "extracting fs/fuse and friends from $src"
 	rm -rf "$pristine" "$pristine.tmp"
 	mkdir -p "$pristine.tmp"
-	list=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/source-files" |
-		sed 's|^|linux-source-6.12/|')
+	list=$(grep -v '^[[:space:]]*\(#\|$\)' "$sf" |
+		sed "s|^|linux-source-$line/|")
 	# shellcheck disable=SC2086
 	tar -xJf "$src" -C "$pristine.tmp" --strip-components=1 $list ||
 		die "cannot extract sources from $src"
@@ -103,13 +116,13 @@ if [ $prepare = 0 ]; then
 	tv=$(target_version)
 	[ "$sv" = "$tv" ] || die "linux-source is $sv but kernel $kver is $tv;
   the private headers taken from it must match the running kernel exactly.
-  Install the linux-source-6.12 package of the same version as linux-image-$kver."
+  Install the linux-source-$line package of the same version as linux-image-$kver."
 	# On a Debian system also compare the package revisions.
 	if command -v dpkg-query >/dev/null 2>&1; then
-		a=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+		a=$(dpkg-query -W -f='${Version}' "linux-source-$line" 2>/dev/null || true)
 		b=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)
 		[ -z "$a" ] || [ -z "$b" ] || [ "$a" = "$b" ] ||
-			die "linux-source-6.12 $a does not match linux-headers-$kver $b"
+			die "linux-source-$line $a does not match linux-headers-$kver $b"
 	fi
 fi
 
@@ -118,12 +131,12 @@ t=$out/tree
 rm -rf "$t"
 cp -a "$pristine" "$t"
 n=0
-for p in $(grep -v '^[[:space:]]*\(#\|$\)' "$here/patches/series"); do
-	patch -d "$t" -p1 --forward --batch --fuzz=0 -s <"$here/patches/$p" ||
+for p in $(grep -v '^[[:space:]]*\(#\|$\)' "$pd/series"); do
+	patch -d "$t" -p1 --forward --batch --fuzz=0 -s <"$pd/$p" ||
 		die "patch $p does not apply to linux-source $sv"
 	n=$((n + 1))
 done
-log "applied $n patches"
+log "applied $n patches of the $line series"
 if [ $rename = 1 ]; then
 	sh "$here/rename.sh" "$t" >&2
 fi

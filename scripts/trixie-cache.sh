@@ -3,8 +3,16 @@
 # need into a reusable cache, without touching this host's apt setup.
 #
 #   scripts/trixie-cache.sh            fetch (if needed), print the kernel version
+#   scripts/trixie-cache.sh --dir      print the cache directory and exit
 #   FAMFS_CACHE=DIR scripts/...        use DIR instead of <repo>/cache/trixie
 #   FAMFS_REFRESH=1 scripts/...        re-read the package lists even if fresh
+#   FAMFS_KLINE=7.3 scripts/...        another kernel line (default 6.12, the
+#                                      trixie kernel): the newest 7.3.x image
+#                                      of trixie-backports and linux-source-7.3,
+#                                      cached in $FAMFS_CACHE_7_3, else in
+#                                      $FAMFS_CACHE-7.3 (<repo>/cache/trixie-7.3):
+#                                      each line has its own cache, as the
+#                                      chroot in it holds one kernel's headers
 #
 # Only the kernel version is written to stdout (so callers can do
 # KVER=$(scripts/trixie-cache.sh)); progress goes to stderr.
@@ -13,13 +21,23 @@
 #   apt/            private sources file, lists and archive cache
 #   debs/           the downloaded .deb files
 #   root/           all of them unpacked with dpkg -x (boot image, modules,
-#                   headers, /usr/src/linux-source-6.12.tar.xz, libfuse3)
+#                   headers, /usr/src/linux-source-LINE.tar.xz, libfuse3)
 #   kver            the resolved kernel version (e.g. 6.12.57+deb13-amd64)
 #   stamp           the package set that root/ was unpacked from
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
+kline=${FAMFS_KLINE:-6.12}
+case $kline in
+6.12) C=${FAMFS_CACHE:-$top/cache/trixie} ;;
+[0-9]*.[0-9]*)
+	# FAMFS_CACHE_7_3 for 7.3, else next to the 6.12 cache.
+	eval "C=\${FAMFS_CACHE_$(echo "$kline" | tr . _):-}"
+	[ -n "$C" ] || C=${FAMFS_CACHE:-$top/cache/trixie}-$kline ;;
+*) echo "trixie-cache: error: bad FAMFS_KLINE '$kline' (e.g. 6.12, 7.3)" >&2; exit 1 ;;
+esac
+# --dir: only say where the cache of this line is.
+if [ "${1:-}" = --dir ]; then echo "$C"; exit 0; fi
 A=$C/apt
 LISTS_MAX_AGE_MIN=${FAMFS_LISTS_MAX_AGE_MIN:-720}
 
@@ -45,6 +63,9 @@ deb [signed-by=$kr] $mirror trixie main
 deb [signed-by=$kr] $mirror trixie-updates main
 deb [signed-by=$kr] $secmirror trixie-security main
 EOF
+# Newer kernel lines come from trixie-backports.
+[ "$kline" = 6.12 ] ||
+	echo "deb [signed-by=$kr] $mirror trixie-backports main" >>"$A/sources.list.new"
 if ! cmp -s "$A/sources.list.new" "$A/sources.list" 2>/dev/null; then
 	mv "$A/sources.list.new" "$A/sources.list"
 	rm -f "$A/lists/"*_Packages* "$A/lists/"*Release* 2>/dev/null || true
@@ -98,32 +119,48 @@ if [ -f "$C/stamp" ] && [ -s "$C/kver" ] && [ -d "$C/root/boot" ] &&
 	exit 0
 fi
 
-# linux-image-amd64 -> linux-image-<kver> (the signed image package).
 cand() { aptc policy "$1" 2>/dev/null | sed -n 's/^  Candidate: //p'; }
-meta_ver=$(cand linux-image-amd64)
-[ -n "$meta_ver" ] && [ "$meta_ver" != "(none)" ] ||
-	die "linux-image-amd64 not found in trixie lists"
-img=$(aptc show "linux-image-amd64=$meta_ver" 2>/dev/null |
-	sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
-[ -n "$img" ] || die "cannot resolve linux-image-amd64 $meta_ver"
+if [ "$kline" = 6.12 ]; then
+	# linux-image-amd64 -> linux-image-<kver> (the signed image package).
+	meta_ver=$(cand linux-image-amd64)
+	[ -n "$meta_ver" ] && [ "$meta_ver" != "(none)" ] ||
+		die "linux-image-amd64 not found in trixie lists"
+	img=$(aptc show "linux-image-amd64=$meta_ver" 2>/dev/null |
+		sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
+	[ -n "$img" ] || die "cannot resolve linux-image-amd64 $meta_ver"
+	log "linux-image-amd64 $meta_ver -> $img"
+else
+	# The newest linux-image-LINE.N+debNN-amd64 of the lists.
+	re=$(echo "$kline" | sed 's/\./\\./g')
+	img=$(aptc pkgnames "linux-image-$kline." 2>/dev/null |
+		grep -E "^linux-image-$re\.[0-9]+\+deb[0-9]+-amd64\$" | sort -V | tail -n1)
+	[ -n "$img" ] || die "no linux-image-$kline.*-amd64 in trixie-backports"
+fi
 kver=${img#linux-image-}
 kver=${kver%-unsigned}
 abi=${kver%-amd64}             # e.g. 6.12.57+deb13
 kpkgver=$(cand "$img")
-log "linux-image-amd64 $meta_ver -> $img ($kpkgver)"
+log "kernel image $img ($kpkgver)"
+# Newer images are a meta package over linux-base-KVER (config,
+# System.map), linux-binary-KVER (vmlinuz) and linux-modules-KVER: take
+# every package of the image's Depends named for this kernel.
+kre=$(echo "$kver" | sed 's/[.+]/\\&/g')
+parts=$(aptc show "$img=$kpkgver" 2>/dev/null | sed -n 's/^Depends: //p' |
+	head -n1 | tr ',|' '\n\n' | sed 's/^ *//; s/ .*//' |
+	grep -E -- "-$kre\$" | grep -v '^linux-image-' | sort -u | tr '\n' ' ')
 
-# linux-source-6.12 must be the same upload as the image.
-src_ver=$(cand linux-source-6.12)
+# linux-source-LINE must be the same upload as the image.
+src_ver=$(cand "linux-source-$kline")
 [ "$src_ver" = "$kpkgver" ] ||
-	log "warning: linux-source-6.12 is $src_ver but the image is $kpkgver"
+	log "warning: linux-source-$kline is $src_ver but the image is $kpkgver"
 
-pkgs="$img linux-headers-$kver linux-headers-$abi-common linux-kbuild-$abi
-linux-source-6.12 libfuse3-4 fuse3"
+pkgs="$img $parts linux-headers-$kver linux-headers-$abi-common linux-kbuild-$abi
+linux-source-$kline libfuse3-4 fuse3"
 set -- $pkgs
 want=""
 for p; do
 	v=$(cand "$p")
-	[ -n "$v" ] && [ "$v" != "(none)" ] || die "package $p not in trixie"
+	[ -n "$v" ] && [ "$v" != "(none)" ] || die "package $p not in the lists"
 	want="$want $p=$v"
 done
 want=${want# }
@@ -151,6 +188,13 @@ for p; do
 	[ -n "$f" ] || die "no .deb for $p=$v in $C/debs"
 	dpkg -x "$f" "$C/root.new"
 done
+# Newer images keep vmlinuz, config and System.map in /usr/lib/modules/KVER
+# only; the cache offers them under /boot as for 6.12.
+mkdir -p "$C/root.new/boot"
+for f in vmlinuz config System.map; do
+	m=$C/root.new/usr/lib/modules/$kver/$f
+	[ -f "$C/root.new/boot/$f-$kver" ] || [ ! -f "$m" ] || ln "$m" "$C/root.new/boot/$f-$kver"
+done
 rm -rf "$C/root"
 mv "$C/root.new" "$C/root"
 
@@ -164,7 +208,7 @@ for d in "$C/debs"/*.deb; do
 done
 
 [ -f "$C/root/boot/vmlinuz-$kver" ] || die "no /boot/vmlinuz-$kver in the image"
-[ -f "$C/root/usr/src/linux-source-6.12.tar.xz" ] || die "no linux-source tarball"
+[ -f "$C/root/usr/src/linux-source-$kline.tar.xz" ] || die "no linux-source tarball"
 echo "$want" >"$C/stamp"
 echo "$kver" >"$C/kver"
 log "kernel $kver ready"

@@ -11,13 +11,14 @@
 # (else in the repo root). Mounts live in a private mount namespace and go
 # away with the command. Needs root (debootstrap, chroot, mount).
 #
-# Location: $FAMFS_CACHE/chroot (default <repo>/cache/trixie/chroot).
+# Location: $FAMFS_CACHE/chroot (default <repo>/cache/trixie/chroot, for
+# FAMFS_KLINE=7.3 <repo>/cache/trixie-7.3/chroot: see trixie-cache.sh).
 # FAMFS_CHROOT_BIND="DIR ..." binds more host directories at the same path
 # inside (e.g. the debug kernel's tree in the cache).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
+C=$("$top/scripts/trixie-cache.sh" --dir)
 R=$C/chroot
 
 log() { echo "trixie-chroot: $*" >&2; }
@@ -134,12 +135,13 @@ exec unshare -m --propagation private sh -eu -c '
 		mkdir -p "$R$b"
 		mount --bind "$b" "$R$b"
 	done
-	# Make the chroot look like a trixie system with linux-source-6.12.
-	src=$(dirname "$R")/root/usr/src/linux-source-6.12.tar.xz
-	if [ -f "$src" ]; then
-		: >"$R/usr/src/linux-source-6.12.tar.xz"
-		mount --bind "$src" "$R/usr/src/linux-source-6.12.tar.xz"
-	fi
+	# Make the chroot look like a trixie system with the kernel line
+	# linux-source-LINE (6.12, or 7.3 from trixie-backports).
+	for src in "$(dirname "$R")"/root/usr/src/linux-source-*.tar.xz; do
+		[ -f "$src" ] || continue
+		: >"$R/usr/src/${src##*/}"
+		mount --bind "$src" "$R/usr/src/${src##*/}"
+	done
 	cd /
 	exec chroot "$R" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" \
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \

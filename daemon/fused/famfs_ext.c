@@ -159,8 +159,10 @@ static void saw_init(struct fused *fs, const struct fuse_in_header *ih,
 	       bodylen < sizeof(init) ? bodylen : sizeof(init));
 	fs->init_seen = true;
 	fs->init_unique = ih->unique;
+	/* The famfs bit moved with protocol 7.46 (famfs_fuse_abi.h). */
+	fs->dax_fmap = FUSE_DAX_FMAP_FOR_MINOR(init.minor);
 	fs->dax_offered = (init.flags & FUSE_INIT_EXT) &&
-			  ((uint64_t)init.flags2 << 32 & FUSE_DAX_FMAP);
+			  ((uint64_t)init.flags2 << 32 & fs->dax_fmap);
 	fs->famfs_mode = fs->dax_offered && fs->allow_famfs;
 	/* Our INIT handler logs this before the reply goes out: decide now. */
 	fs->direct_reads =
@@ -220,7 +222,7 @@ static bool patch_init_reply(struct fused *fs, struct iovec *iov, int count)
 		return false;
 	fs->init_seen = false;
 	if (fs->famfs_mode)
-		accept |= FUSE_DAX_FMAP;
+		accept |= fs->dax_fmap;
 	if (fs->direct_reads)
 		accept |= FUSE_DIRECT_IO_ALLOW_MMAP;
 	if (iov[1].iov_len < offsetof(struct fuse_init_out, flags2) +

@@ -55,6 +55,7 @@ struct fused {
 	int fuse_fd;
 	bool famfs_mode; /* the kernel accepted FUSE_DAX_FMAP */
 	bool dax_offered;
+	uint64_t dax_fmap; /* FUSE_DAX_FMAP's bit for the kernel's protocol */
 	/*
 	 * A read-only mount in fallback mode whose kernel allows shared mmap
 	 * of direct-I/O files (6.6+): regular files open with FOPEN_DIRECT_IO,

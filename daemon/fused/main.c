@@ -385,20 +385,50 @@ static void open_device(struct fused *fs, const struct opts *o)
 }
 
 /*
- * The kernel data path needs the device on the famfs_dax driver. Bind it
- * before we map the device: unbinding device_dax revokes its mappings.
- * Returns false when the kernel path is unavailable for this device.
+ * The kernel data path needs the device on the kernel's famfs dax driver
+ * (famfs_dax on 6.12, fsdev_dax on 7.3). Bind it before we map the
+ * device: unbinding device_dax revokes its mappings. Returns false when
+ * the kernel path is unavailable for this device.
  */
 static bool prepare_dax(struct fused *fs, const struct opts *o)
 {
 	struct stat st;
+	char rel[128];
 
 	if (o->fallback == FALLBACK_YES || stat(fs->devpath, &st) < 0 ||
-	    !S_ISCHR(st.st_mode) || access(FAMFS_FUSE_DEV, F_OK) < 0 ||
+	    !S_ISCHR(st.st_mode))
+		return true;
+	if (!famfs_kernel_dax_driver()) {
+		/* No famfs-dkms for this kernel: say so, never silently. */
+		famfs_kernel_release(rel, sizeof(rel));
+		if (o->fallback == FALLBACK_NO)
+			die(FAMFS_NO_KERNEL_SUPPORT ", and fallback is disabled",
+			    rel);
+		fused_log(L_WARN, FAMFS_NO_KERNEL_SUPPORT, rel);
+		return false;
+	}
+	if (access(FAMFS_FUSE_DEV, F_OK) < 0 ||
 	    (fs->fuse_dev[0] && strcmp(fs->fuse_dev, FAMFS_FUSE_DEV)))
 		return true;
-	if (famfs_dax_bind(fs->devpath) == 0)
+	if (!strcmp(famfs_kernel_dax_driver(), "fsdev_dax")) {
+		/*
+		 * fsdev_dax's node cannot be mapped, and the superblock and
+		 * log are read through that mapping (README.md, "Kernel
+		 * lines"): leave the device where it is.
+		 */
+		famfs_kernel_release(rel, sizeof(rel));
+		if (o->fallback == FALLBACK_NO)
+			die("%s: kernel %s serves famfs through fsdev_dax, whose device node this daemon cannot map for the superblock and log; fallback is disabled",
+			    fs->devpath, rel);
+		fused_log(L_WARN, "%s: kernel %s serves famfs through fsdev_dax, whose device node this daemon cannot map for the superblock and log: fallback mode",
+			  fs->devpath, rel);
+		return false;
+	}
+	if (famfs_dax_bind(fs->devpath) == 0) {
+		fused_log(L_NOTICE, "%s: dax driver %s", fs->devpath,
+			  famfs_kernel_dax_driver());
 		return true;
+	}
 	if (o->fallback == FALLBACK_NO)
 		die("%s: %s, and fallback is disabled", fs->devpath,
 		    famfs_errmsg());

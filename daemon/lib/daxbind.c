@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Which driver serves a devdax device, and moving it to famfs_dax.
+ * Which driver serves a devdax device, and moving it to the one famfs
+ * needs on this kernel.
  *
- * The stock kernel's device_dax driver has no way to let a file system
- * serve files from the device, so famfs_fuse.ko carries a companion dax
- * driver, famfs_dax (dkms/README.md). A device must be bound to it before
- * a famfs mount can use the kernel data path; famfs_dax serves /dev/daxX.Y
- * too, so user space (our own metadata mapping included) keeps working.
- * Everything here is public sysfs; $FAMFS_SYSFS names another root for
- * tests.
+ * The device_dax driver has no way to let a file system serve files from
+ * the device. On 6.12 famfs_fuse.ko carries a companion dax driver,
+ * famfs_dax (dkms/README.md), which also serves /dev/daxX.Y, so user space
+ * (our own metadata mapping included) keeps working. From 7.1 on the
+ * kernel has fsdev_dax (drivers/dax/fsdev.c) for this; its device node
+ * has no mmap. famfs-dkms builds for the kernel lines in famfs_klines[]
+ * only: on any other kernel there is no kernel data path.
+ * Everything here is public sysfs; $FAMFS_SYSFS names another root and
+ * $FAMFS_KERNEL_RELEASE another kernel release, for tests.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,17 +21,64 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define FAMFS_DAX_DRIVER "famfs_dax"
+/* The kernel lines famfs-dkms supports and the dax driver famfs uses there. */
+static const struct {
+	const char *line; /* release prefix, up to the second dot */
+	const char *driver;
+} famfs_klines[] = {
+	{ "6.12.", "famfs_dax" },
+	{ "7.3.", "fsdev_dax" },
+};
+
+const char *famfs_kernel_release(char *buf, size_t len)
+{
+	const char *env = getenv("FAMFS_KERNEL_RELEASE");
+	struct utsname u;
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (uname(&u) == 0)
+		snprintf(buf, len, "%s", u.release);
+	else
+		snprintf(buf, len, "%s", "unknown");
+	return buf;
+}
+
+const char *famfs_kernel_dax_driver(void)
+{
+	char rel[128];
+
+	famfs_kernel_release(rel, sizeof(rel));
+	for (size_t i = 0; i < sizeof(famfs_klines) / sizeof(famfs_klines[0]); i++)
+		if (!strncmp(rel, famfs_klines[i].line,
+			     strlen(famfs_klines[i].line)))
+			return famfs_klines[i].driver;
+	return NULL;
+}
 
 static const char *sysfs(void)
 {
 	const char *root = getenv("FAMFS_SYSFS");
 
 	return root && *root ? root : "/sys";
+}
+
+void famfs_say_kernel_driver(FILE *f, const char *prefix)
+{
+	const char *drv = famfs_kernel_dax_driver();
+	char rel[128];
+
+	famfs_kernel_release(rel, sizeof(rel));
+	fputs(prefix, f);
+	if (drv)
+		fprintf(f, "kernel %s: dax driver %s\n", rel, drv);
+	else
+		fprintf(f, FAMFS_NO_KERNEL_SUPPORT "\n", rel);
 }
 
 /* The dax bus name ("dax0.0") of a /dev/daxX.Y node. */
@@ -102,22 +152,26 @@ static int write_attr(const char *path, const char *val)
 
 int famfs_dax_bind(const char *devpath)
 {
-	char name[PATH_MAX], drv[PATH_MAX], path[3 * PATH_MAX];
+	char name[PATH_MAX], drv[PATH_MAX], path[3 * PATH_MAX], rel[128];
+	const char *want = famfs_kernel_dax_driver();
 	struct stat st;
 	int rc = dax_name(devpath, name, sizeof(name));
 
 	if (rc)
 		return rc;
-	snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s", sysfs(),
-		 FAMFS_DAX_DRIVER);
+	if (!want)
+		return famfs_fail(ENOTSUP, FAMFS_NO_KERNEL_SUPPORT,
+				  famfs_kernel_release(rel, sizeof(rel)));
+	snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s", sysfs(), want);
 	if (stat(path, &st) < 0)
 		return famfs_fail(ENOENT,
-				  "the %s driver is not registered (famfs_fuse module not loaded)",
-				  FAMFS_DAX_DRIVER);
+				  "the %s driver is not registered (%s module not loaded)",
+				  want,
+				  strcmp(want, "famfs_dax") ? want : "famfs_fuse");
 	rc = famfs_dax_driver(devpath, drv, sizeof(drv));
 	if (rc)
 		return rc;
-	if (!strcmp(drv, FAMFS_DAX_DRIVER))
+	if (!strcmp(drv, want))
 		return 0;
 	if (*drv) {
 		snprintf(path, sizeof(path), "%s/bus/dax/devices/%s/driver/unbind",
@@ -129,17 +183,17 @@ int famfs_dax_bind(const char *devpath)
 	}
 	/* new_id makes the binding stick across a driver re-probe. */
 	snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s/new_id", sysfs(),
-		 FAMFS_DAX_DRIVER);
+		 want);
 	rc = write_attr(path, name);
 	if (rc) {
 		snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s/bind",
-			 sysfs(), FAMFS_DAX_DRIVER);
+			 sysfs(), want);
 		rc = write_attr(path, name);
 	}
 	if (famfs_dax_driver(devpath, drv, sizeof(drv)) == 0 &&
-	    !strcmp(drv, FAMFS_DAX_DRIVER))
+	    !strcmp(drv, want))
 		return 0;
 	return famfs_fail(rc ? -rc : EIO, "cannot bind %s to %s%s%s", name,
-			  FAMFS_DAX_DRIVER, rc ? ": " : "",
+			  want, rc ? ": " : "",
 			  rc ? strerror(-rc) : " (the driver did not take it)");
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "format.h"
 
@@ -229,8 +230,28 @@ int famfs_device_size(int fd, const char *path, uint64_t *size);
  */
 int famfs_dax_driver(const char *devpath, char *driver, size_t len);
 /*
- * Move devdax node DEVPATH to the famfs_dax driver of famfs_fuse.ko, which
- * the kernel data path needs (0 also when it is there already). -ENOENT
+ * The running kernel's release (uname -r, or $FAMFS_KERNEL_RELEASE) in
+ * BUF, which is returned.
+ */
+const char *famfs_kernel_release(char *buf, size_t len);
+/*
+ * The dax driver famfs needs on the running kernel: "famfs_dax" (6.12,
+ * from famfs_fuse.ko), "fsdev_dax" (7.3, the kernel's own); NULL on a
+ * kernel famfs-dkms does not build for (no kernel data path there).
+ */
+const char *famfs_kernel_dax_driver(void);
+/* What every tool says on such a kernel (printf format, the release). */
+#define FAMFS_NO_KERNEL_SUPPORT \
+	"famfs kernel support not available for %s: fallback mode"
+/*
+ * One line to F after PREFIX: "kernel R: dax driver D", or
+ * FAMFS_NO_KERNEL_SUPPORT.
+ */
+void famfs_say_kernel_driver(FILE *f, const char *prefix);
+/*
+ * Move devdax node DEVPATH to famfs_kernel_dax_driver(), which the kernel
+ * data path needs (0 also when it is there already); -ENOTSUP with
+ * FAMFS_NO_KERNEL_SUPPORT on a kernel without famfs support. -ENOENT
  * when that driver is not registered (module not loaded), -ENODEV when
  * DEVPATH is not devdax. Do it before mapping the device: unbinding
  * device_dax revokes mappings made through it.

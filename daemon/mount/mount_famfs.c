@@ -282,10 +282,12 @@ static bool has_opt(const char *list, const char *opt)
  */
 static void bind_unbound(const char *dev, const struct settings *s)
 {
+	const char *want = famfs_kernel_dax_driver();
 	char drv[256];
 
+	/* fsdev_dax (7.3) serves no mapping the daemon could read through. */
 	if (famfs_dax_driver(dev, drv, sizeof(drv)) || drv[0] ||
-	    !strcmp(s->fallback, "yes"))
+	    !strcmp(s->fallback, "yes") || !want || !strcmp(want, "fsdev_dax"))
 		return;
 	if (famfs_dax_bind(dev))
 		fail("%s has no dax driver and cannot get famfs_dax: %s", dev,
@@ -378,7 +380,7 @@ int main(int argc, char **argv)
 	};
 	struct settings s = { .fallback = xstrdup("auto"),
 			      .role = xstrdup("auto") };
-	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], *opts = NULL;
+	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], drv[256], *opts = NULL;
 	bool fake = false, verbose = false, dead = false, rw, writer;
 	bool systemd = famfs_unit_wanted();
 	struct famfs_dev d;
@@ -462,6 +464,12 @@ int main(int argc, char **argv)
 		fail("mount point %s is not a directory", mnt);
 	}
 	bind_unbound(dev, &s);
+	/* A devdax device: which driver serves famfs here, or none. */
+	if (strcmp(s.fallback, "yes") && famfs_dax_driver(dev, drv, sizeof(drv)) == 0 &&
+	    (verbose || fake || !famfs_kernel_dax_driver())) {
+		snprintf(drv, sizeof(drv), "%s: ", prog);
+		famfs_say_kernel_driver(stderr, drv);
+	}
 	famfs_dev_exposure(dev, warn, NULL);
 	rc = famfs_dev_open_fs(dev, 0, &d);
 	if (rc)

@@ -109,6 +109,7 @@ static void print_kmod(const struct kmod *k)
 	else
 		printf("kernel module: %s not loaded: mounts run in fallback mode\n",
 		       KMOD_NAME);
+	famfs_say_kernel_driver(stdout, "");
 }
 
 #define MAX_KV 32

@@ -50,7 +50,7 @@ int modeopt_apply(const struct modeopt *m, const char *prog, const char *path,
 		return -1;
 	}
 	if (verbose)
-		printf("%s: %s is served by famfs_dax (famfs mode)\n", prog,
-		       path);
+		printf("%s: %s is served by %s (famfs mode)\n", prog, path,
+		       famfs_kernel_dax_driver());
 	return 0;
 }

@@ -109,11 +109,15 @@ t "famfs scriptlets preset, disable and try-restart the units" sh -c "
 	echo \"\$s\" | grep -q 'disable --now famfs.service' &&
 	echo \"\$s\" | grep -q \"try-restart famfs.service 'famfs@\*.service'\""
 d=/usr/src/famfs-fuse-$V
-for f in dkms.conf build.sh rename.sh source-files patches/series; do
+lines=$(git -C "$top" ls-tree --name-only HEAD dkms/patches/ | sed 's|.*/||' | tr '\n' ' ')
+for f in dkms.conf build.sh rename.sh source-files; do
 	t "famfs-dkms ships $d/$f" grep -qx "$d/$f" "$out/famfs-dkms.files"
 done
-for p in $(head_ dkms/patches/series | grep -v '^[[:space:]]*\(#\|$\)'); do
-	t "famfs-dkms ships patch $p" grep -qx "$d/patches/$p" "$out/famfs-dkms.files"
+for l in $lines; do
+	t "famfs-dkms ships $d/patches/$l/series" grep -qx "$d/patches/$l/series" "$out/famfs-dkms.files"
+	for p in $(head_ "dkms/patches/$l/series" | grep -v '^[[:space:]]*\(#\|$\)'); do
+		t "famfs-dkms ships patch $l/$p" grep -qx "$d/patches/$l/$p" "$out/famfs-dkms.files"
+	done
 done
 t "famfs-dkms ships nothing outside $d but its modules-load file" sh -c "! grep -v '^$d' '$out/famfs-dkms.files' | grep -vx /usr/lib/modules-load.d/famfs-fuse.conf"
 
@@ -127,7 +131,7 @@ t "rpm --root -V: installed files verify" rpm --root "$R" -V --nodeps famfs famf
 t "dkms.conf in the scratch root has PACKAGE_VERSION=\"$V\" and PACKAGE_NAME=\"famfs-fuse\"" \
 	sh -c "grep -qx 'PACKAGE_VERSION=\"$V\"' '$R$d/dkms.conf' && grep -qx 'PACKAGE_NAME=\"famfs-fuse\"' '$R$d/dkms.conf'"
 t "the installed dkms tree matches dkms/ of HEAD" sh -c "
-	for f in build.sh rename.sh source-files patches/series; do
+	for f in build.sh rename.sh source-files \$(for l in $lines; do echo patches/\$l/series; done); do
 		git -C '$top' show HEAD:dkms/\$f | cmp - '$R$d/'\$f || exit 1
 	done"
 conf=$R/etc/famfs/famfs.conf

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Moving a devdax device to famfs_dax (daxbind.c), against a fake sysfs
- * ($FAMFS_SYSFS). The device is /dev/null, a character device every
+ * Moving a devdax device to famfs_dax (6.12) or fsdev_dax (7.3) (daxbind.c),
+ * against a fake sysfs ($FAMFS_SYSFS) and kernel release
+ * ($FAMFS_KERNEL_RELEASE; 6.12 unless a case says otherwise). The device is /dev/null, a character device every
  * machine has; the fake tree says it is dax0.0 on the dax bus. Where the
  * kernel would react to a write (unbind, new_id, bind), the attribute is a
  * FIFO read by a child process that checks what was written and moves the
@@ -52,11 +53,13 @@ static void set_driver(const struct fake *f, const char *drv)
 	assert_int_equal(symlink(target, link), 0);
 }
 
+#define R612 "6.12.57+deb13-amd64"
+
 /*
- * A fake sysfs where DEV is dax0.0, on device_dax, with famfs_dax
- * registered (@famfs_dax) or not.
+ * A fake sysfs where DEV is dax0.0, on device_dax, with driver @drv
+ * registered too (NULL: none), on a 6.12 kernel.
  */
-static void fake_make(struct fake *f, bool famfs_dax)
+static void fake_make(struct fake *f, const char *drv)
 {
 	struct stat st;
 	char link[256], target[256];
@@ -68,8 +71,8 @@ static void fake_make(struct fake *f, bool famfs_dax)
 	assert_int_equal(stat(DEV, &st), 0);
 	sh("mkdir -p '%s' '%s/device_dax' '%s/dev/char' '%s/bus/dax/devices'",
 	   f->devdir, f->drivers, f->root, f->root);
-	if (famfs_dax)
-		sh("mkdir '%s/famfs_dax'", f->drivers);
+	if (drv)
+		sh("mkdir '%s/%s'", f->drivers, drv);
 	/* dev/char/MAJ:MIN -> the device; its subsystem -> bus/dax */
 	snprintf(link, sizeof(link), "%s/dev/char/%u:%u", f->root,
 		 major(st.st_rdev), minor(st.st_rdev));
@@ -81,12 +84,14 @@ static void fake_make(struct fake *f, bool famfs_dax)
 	assert_int_equal(symlink(f->devdir, link), 0);
 	set_driver(f, "device_dax");
 	setenv("FAMFS_SYSFS", f->root, 1);
+	setenv("FAMFS_KERNEL_RELEASE", R612, 1);
 }
 
 static void fake_drop(struct fake *f)
 {
 	sh("rm -rf '%s'", f->root);
 	unsetenv("FAMFS_SYSFS");
+	unsetenv("FAMFS_KERNEL_RELEASE");
 }
 
 /* An attribute file @name of driver @drv: "" (regular), "fifo", "dir". */
@@ -145,11 +150,12 @@ static bool kernel_reads(const struct fake *f, const char *drv,
 }
 
 /*
- * The kernel's side of a bind: device_dax's unbind, then famfs_dax's
- * @how ("new_id" or "bind"), each must receive "dax0.0"; the driver link
+ * The kernel's side of a bind: device_dax's unbind, then @drv's @how
+ * ("new_id" or "bind"), each must receive "dax0.0"; the driver link
  * follows. Exits 0 when both writes came, in that order.
  */
-static pid_t fake_kernel(const struct fake *f, const char *how)
+static pid_t fake_kernel(const struct fake *f, const char *drv,
+			 const char *how)
 {
 	pid_t pid = fork();
 
@@ -161,8 +167,8 @@ static pid_t fake_kernel(const struct fake *f, const char *how)
 		_exit(1);
 	set_driver(f, "");
 	/* The driver takes the device before the write returns. */
-	set_driver(f, "famfs_dax");
-	_exit(kernel_reads(f, "famfs_dax", how) ? 0 : 2);
+	set_driver(f, drv);
+	_exit(kernel_reads(f, drv, how) ? 0 : 2);
 }
 
 static int waited(pid_t pid)
@@ -179,7 +185,7 @@ static void driver_is_read_from_the_bus(void **state)
 	char drv[64];
 
 	(void)state;
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	assert_int_equal(famfs_dax_driver(DEV, drv, sizeof(drv)), 0);
 	assert_string_equal(drv, "device_dax");
 	set_driver(&f, "famfs_dax");
@@ -197,7 +203,7 @@ static void not_devdax_is_enodev(void **state)
 	char drv[64], p[256];
 
 	(void)state;
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	/* a regular file */
 	path(p, sizeof(p), f.root, "image");
 	sh(": >'%s'", p);
@@ -224,7 +230,7 @@ static void no_famfs_dax_driver_is_enoent(void **state)
 	char drv[64];
 
 	(void)state;
-	fake_make(&f, false);
+	fake_make(&f, NULL);
 	attr(&f, "device_dax", "unbind", "");
 	assert_int_equal(famfs_dax_bind(DEV), -ENOENT);
 	assert_string_equal(famfs_errmsg(),
@@ -241,7 +247,7 @@ static void already_on_famfs_dax_writes_nothing(void **state)
 	char buf[64];
 
 	(void)state;
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	set_driver(&f, "famfs_dax");
 	attr(&f, "famfs_dax", "unbind", "");
 	attr(&f, "famfs_dax", "new_id", "");
@@ -260,10 +266,10 @@ static void moves_from_device_dax_by_new_id(void **state)
 	pid_t k;
 
 	(void)state;
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	attr(&f, "device_dax", "unbind", "fifo");
 	attr(&f, "famfs_dax", "new_id", "fifo");
-	k = fake_kernel(&f, "new_id");
+	k = fake_kernel(&f, "famfs_dax", "new_id");
 	alarm(30);
 	assert_int_equal(famfs_dax_bind(DEV), 0);
 	alarm(0);
@@ -279,11 +285,11 @@ static void new_id_refused_falls_back_to_bind(void **state)
 	pid_t k;
 
 	(void)state;
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	attr(&f, "device_dax", "unbind", "fifo");
 	attr(&f, "famfs_dax", "new_id", "dir"); /* EISDIR: refused */
 	attr(&f, "famfs_dax", "bind", "fifo");
-	k = fake_kernel(&f, "bind");
+	k = fake_kernel(&f, "famfs_dax", "bind");
 	alarm(30);
 	assert_int_equal(famfs_dax_bind(DEV), 0);
 	alarm(0);
@@ -301,7 +307,7 @@ static void bind_not_taken(const char *driver, const char *unbind)
 	struct fake f;
 	char buf[64];
 
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	set_driver(&f, driver);
 	attr(&f, "device_dax", "unbind", "");
 	attr(&f, "famfs_dax", "new_id", "");
@@ -333,13 +339,96 @@ static void unbind_refused_stops_there(void **state)
 	char buf[64];
 
 	(void)state;
-	fake_make(&f, true);
+	fake_make(&f, "famfs_dax");
 	attr(&f, "device_dax", "unbind", "dir");
 	attr(&f, "famfs_dax", "new_id", "");
 	assert_int_equal(famfs_dax_bind(DEV), -EISDIR);
 	assert_string_equal(famfs_errmsg(),
 			    "cannot unbind dax0.0 from device_dax: Is a directory");
 	attr_read(&f, "famfs_dax", "new_id", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	fake_drop(&f);
+}
+
+/* The driver by kernel line: 6.12 famfs_dax, 7.3 fsdev_dax, else none. */
+static void driver_follows_the_kernel_line(void **state)
+{
+	static const struct {
+		const char *release, *driver;
+	} k[] = {
+		{ R612, "famfs_dax" },	  { "6.12.0", "famfs_dax" },
+		{ "7.3.4+deb13-amd64", "fsdev_dax" },
+		{ "6.1.0-30-amd64", NULL }, { "6.18.0-1-amd64", NULL },
+		{ "7.2.9+deb13-amd64", NULL }, { "7.30.1", NULL },
+		{ "6.120.1", NULL },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		const char *d;
+
+		setenv("FAMFS_KERNEL_RELEASE", k[i].release, 1);
+		assert_string_equal(famfs_kernel_release(buf, sizeof(buf)),
+				    k[i].release);
+		d = famfs_kernel_dax_driver();
+		if (k[i].driver)
+			assert_string_equal(d, k[i].driver);
+		else
+			assert_null(d);
+	}
+	unsetenv("FAMFS_KERNEL_RELEASE");
+}
+
+static void moves_to_fsdev_dax_on_7_3(void **state)
+{
+	struct fake f;
+	char drv[64];
+	pid_t k;
+
+	(void)state;
+	fake_make(&f, "fsdev_dax");
+	setenv("FAMFS_KERNEL_RELEASE", "7.3.4+deb13-amd64", 1);
+	attr(&f, "device_dax", "unbind", "fifo");
+	attr(&f, "fsdev_dax", "new_id", "fifo");
+	k = fake_kernel(&f, "fsdev_dax", "new_id");
+	alarm(30);
+	assert_int_equal(famfs_dax_bind(DEV), 0);
+	alarm(0);
+	assert_int_equal(waited(k), 0);
+	assert_int_equal(famfs_dax_driver(DEV, drv, sizeof(drv)), 0);
+	assert_string_equal(drv, "fsdev_dax");
+	fake_drop(&f);
+}
+
+/* 7.3 without fsdev_dax loaded: the kernel's module is named. */
+static void no_fsdev_dax_on_7_3_is_enoent(void **state)
+{
+	struct fake f;
+
+	(void)state;
+	fake_make(&f, "famfs_dax");
+	setenv("FAMFS_KERNEL_RELEASE", "7.3.4+deb13-amd64", 1);
+	assert_int_equal(famfs_dax_bind(DEV), -ENOENT);
+	assert_string_equal(famfs_errmsg(),
+			    "the fsdev_dax driver is not registered (fsdev_dax module not loaded)");
+	fake_drop(&f);
+}
+
+/* A kernel famfs-dkms does not build for: no bind, the words users see. */
+static void unsupported_kernel_is_enotsup(void **state)
+{
+	struct fake f;
+	char buf[64];
+
+	(void)state;
+	fake_make(&f, "famfs_dax");
+	setenv("FAMFS_KERNEL_RELEASE", "6.18.0-1-amd64", 1);
+	attr(&f, "device_dax", "unbind", "");
+	assert_int_equal(famfs_dax_bind(DEV), -ENOTSUP);
+	assert_string_equal(famfs_errmsg(),
+			    "famfs kernel support not available for 6.18.0-1-amd64: fallback mode");
+	attr_read(&f, "device_dax", "unbind", buf, sizeof(buf));
 	assert_string_equal(buf, "");
 	fake_drop(&f);
 }
@@ -367,6 +456,10 @@ int main(void)
 		cmocka_unit_test(unbound_device_is_bound_without_unbind),
 		cmocka_unit_test(driver_that_does_not_take_it_is_an_error),
 		cmocka_unit_test(unbind_refused_stops_there),
+		cmocka_unit_test(driver_follows_the_kernel_line),
+		cmocka_unit_test(moves_to_fsdev_dax_on_7_3),
+		cmocka_unit_test(no_fsdev_dax_on_7_3_is_enoent),
+		cmocka_unit_test(unsupported_kernel_is_enotsup),
 	};
 
 	sigaction(SIGALRM, &sa, NULL);

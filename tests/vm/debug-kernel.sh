@@ -20,8 +20,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
-export FAMFS_CACHE="$C"
+C=$("$top/scripts/trixie-cache.sh" --dir)
 D=$C/debugkernel
 
 die() { echo "debug-kernel: error: $*" >&2; exit 1; }

@@ -14,8 +14,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
-export FAMFS_CACHE="$C"
+C=$("$top/scripts/trixie-cache.sh" --dir)
 kver=${1:-$("$top/scripts/trixie-cache.sh")}
 key=$("$top/dkms/full-tree-check.sh" --key -k "$kver")
 res=$C/fulltree/$key

@@ -19,7 +19,7 @@ kver=${1:?usage: mkinitramfs.sh KVER OUT}
 out=${2:?usage: mkinitramfs.sh KVER OUT}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
+C=$("$top/scripts/trixie-cache.sh" --dir)
 mods=${MKINITRAMFS_MODULES:-$C/root/usr/lib/modules/$kver}
 
 die() { echo "mkinitramfs: error: $*" >&2; exit 1; }
@@ -36,11 +36,15 @@ done
 # Host binaries copied into the guest with their shared libraries.
 bins=$(command -v ndctl) || die "ndctl missing (DEPS_KERNEL=1 scripts/deps.sh)"
 # Modules the guest loads at boot, dependencies first (see guest/init).
-roots=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/modules")
+# More modules of one kernel line: modules-LINE (e.g. modules-7.3).
+line=$(echo "$kver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
+lm=
+[ ! -f "$here/modules-$line" ] || lm=$here/modules-$line
+roots=$(cat "$here/modules" $lm | grep -v '^[[:space:]]*\(#\|$\)')
 
 key=$( {
 	echo "$kver $mods"
-	cat "$0" "$here/modules"
+	cat "$0" "$here/modules" $lm
 	md5sum "$bb" $bins
 	for b in $bins; do ldd "$b" | sed "s/ (0x[0-9a-f]*)//"; done
 } | md5sum | cut -d' ' -f1)

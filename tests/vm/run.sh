@@ -10,6 +10,9 @@
 #
 # Environment:
 #   FAMFS_CACHE     trixie cache (default <repo>/cache/trixie)
+#   FAMFS_KLINE     kernel line (default 6.12; 7.3: trixie-backports' kernel
+#                   with the 7.3 series, cache from scripts/trixie-cache.sh
+#                   --dir; tests/vm-7.3/run.sh is that tier)
 #   VM_TIMEOUT      seconds before the guest is killed (default 300)
 #   VM_MEM          guest RAM (default 1G)
 #   VM_SMP          guest CPUs (default 1)
@@ -17,6 +20,8 @@
 #   VM_VERBOSE      copy the guest console to stderr after the run
 #   VM_NVDIMM       size of the guest's NVDIMM backing file (default 3G;
 #                   sparse: only what the guest writes takes host disk)
+#   VM_FULLTREE     1: the full-tree check even when not all cases run
+#                   (tests/vm-7.3 runs a subset and wants it)
 #   VM_EXTRA_CASES  a directory of more case files for the guest (e.g.
 #                   bench/vm); name them in CASE to run them
 #   VM_EXTRA_BIN    a directory of more static programs for the guest's
@@ -37,9 +42,9 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-C=${FAMFS_CACHE:-$top/cache/trixie}
-export FAMFS_CACHE=$C
+C=$("$top/scripts/trixie-cache.sh" --dir)
 cases=${1:-all}
+line=${FAMFS_KLINE:-6.12}
 debug=${VM_DEBUG:-}
 [ "$debug" != 0 ] || debug=
 if [ -n "$debug" ]; then
@@ -75,8 +80,9 @@ stock_kver=$kver
 vmlinuz=$C/root/boot/vmlinuz-$kver
 # The module's build: the trixie kernel's headers, or the debug kernel's
 # tree (bound into the chroot from the cache).
-kbuild="-k $kver"
 kodir=$top/dkms/build
+[ "$line" = 6.12 ] || kodir=$top/dkms/build-$line
+kbuild="-k $kver -o $kodir"
 unset MKINITRAMFS_MODULES
 if [ -n "$debug" ]; then
 	t0=$(now)
@@ -84,6 +90,7 @@ if [ -n "$debug" ]; then
 	kver=$(cat "$dk/kernel.release")
 	vmlinuz=$dk/bzImage
 	kodir=$top/dkms/build-debug
+	[ "$line" = 6.12 ] || kodir=$top/dkms/build-debug-$line
 	kbuild="-k $kver --kdir $dk/linux -o $kodir"
 	FAMFS_CHROOT_BIND=$(dirname "$dk")
 	export FAMFS_CHROOT_BIND
@@ -125,12 +132,18 @@ FAMFS_CHROOT_USERSPACE=1 "$top/scripts/trixie-chroot.sh" sh -c '
 log "guest user space ready ($(since "$t0") s)"
 # Host-side check: the daemon's ABI header matches the patched fuse.h.
 abi_ok=0
-"$top/dkms/abi-check.sh" >"$w/abi.log" 2>&1 && abi_ok=1 || cat "$w/abi.log" >&2
+"$top/dkms/abi-check.sh" "$kodir/tree" >"$w/abi.log" 2>&1 && abi_ok=1 || cat "$w/abi.log" >&2
+# Another line than 6.12: its famfs core is 6.12's (dkms/core-diff.sh).
+core_ok=
+if [ "$line" != 6.12 ]; then
+	core_ok=0
+	"$top/dkms/core-diff.sh" 6.12 "$line" >"$w/core.log" 2>&1 && core_ok=1 || cat "$w/core.log" >&2
+fi
 # The series as an upstream series in the full kernel tree (full-tree.sh:
 # about a minute when the series or the kernel changed, else kept). Only
 # with all cases: a run of a few cases is someone working on those.
 : >"$w/fulltree.txt"
-if [ "$cases" = all ]; then
+if [ "$cases" = all ] || [ "${VM_FULLTREE:-}" = 1 ]; then
 	t0=$(now)
 	"$here/full-tree.sh" "$stock_kver" >"$w/fulltree.txt" 2>"$w/fulltree.log" || {
 		tail -n 20 "$w/fulltree.log" >&2
@@ -325,6 +338,12 @@ fail=$((fail + $(grep -c '^not ok' "$w/fulltree.txt" || true)))
 # full-tree.sh's lines are planned as they come (dkms/full-tree-check.sh
 # prints one per patch and check); the ABI check below is one more.
 plan=$((plan + $(grep -c '^\(not \)\?ok' "$w/fulltree.txt" || true) + 1))
+case $core_ok in
+1) pass=$((pass + 1)) plan=$((plan + 1))
+	echo "ok - fs/fuse/famfs.c of the $line series is the 6.12 one (dkms/core-diff.sh)" ;;
+0) fail=$((fail + 1)) plan=$((plan + 1))
+	echo "not ok - fs/fuse/famfs.c of the $line series is the 6.12 one (dkms/core-diff.sh)" ;;
+esac
 if [ $abi_ok = 1 ]; then
 	pass=$((pass + 1))
 	echo "ok - famfs_fuse_abi.h matches the patched uapi fuse.h"

@@ -30,8 +30,18 @@ typedef uint32_t famfs_abi_u32;
 typedef uint64_t famfs_abi_u64;
 #endif
 
-/* INIT: offered by the kernel, accepted by the server to enable famfs mode. */
-#define FUSE_DAX_FMAP (1ULL << 43) /* bit 11 of init flags2 */
+/*
+ * INIT: offered by the kernel, accepted by the server to enable famfs mode.
+ * Its bit depends on the protocol the kernel speaks (the minor of its INIT
+ * request): up to 7.45 (the 6.12 series) it is bit 43, the bit upstream's
+ * famfs series uses; from 7.46 on (the 7.3 series) bit 43 is
+ * FUSE_HAS_IO_URING_BUFPOOL and famfs takes bit 44. This is the one place
+ * the choice is written down.
+ */
+#define FUSE_DAX_FMAP_PRE_7_46 (1ULL << 43) /* bit 11 of init flags2 */
+#define FUSE_DAX_FMAP_7_46 (1ULL << 44)	    /* bit 12 of init flags2 */
+#define FUSE_DAX_FMAP_FOR_MINOR(minor) \
+	((minor) >= 46 ? FUSE_DAX_FMAP_7_46 : FUSE_DAX_FMAP_PRE_7_46)
 
 #define FUSE_GET_FMAP 54   /* in: nodeid (header); out: an fmap message */
 #define FUSE_GET_DAXDEV 55 /* in: fuse_get_daxdev_in; out: fuse_daxdev_out */

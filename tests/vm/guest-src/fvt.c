@@ -407,7 +407,9 @@ static int patcheck(const char *path, uint64_t off, uint64_t len,
 	uint64_t i, base = off & ~((1ULL << 21) - 1);
 
 	if (dev) {
-		b = mapf(fd, off - base + len, PROT_READ, base);
+		/* Whole 2 MiB pages: device_dax refuses other lengths. */
+		b = mapf(fd, (off - base + len + (1ULL << 21) - 1) & ~((1ULL << 21) - 1),
+			 PROT_READ, base);
 		b += off - base;
 	} else {
 		b = malloc(len);

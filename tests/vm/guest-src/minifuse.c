@@ -475,9 +475,10 @@ static void serve(int fd)
 			out.max_background = 16;
 			out.congestion_threshold = 12;
 			out.time_gran = 1;
-			if (accept_famfs && (offered & FUSE_DAX_FMAP)) {
+			if (accept_famfs &&
+			    (offered & FUSE_DAX_FMAP_FOR_MINOR(in->minor))) {
 				out.flags |= FUSE_INIT_EXT;
-				out.flags2 |= (uint32_t)(FUSE_DAX_FMAP >> 32);
+				out.flags2 |= (uint32_t)(FUSE_DAX_FMAP_FOR_MINOR(in->minor) >> 32);
 			}
 			reply(fd, ih->unique, 0, &out, sizeof(out));
 			break;

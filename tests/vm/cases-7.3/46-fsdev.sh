@@ -1,0 +1,120 @@
+# 7.3: famfs files on a dax device bound to the kernel's fsdev_dax (no
+# famfs_dax there). The claim with fs_dax_get(): one connection at a time,
+# released when it ends, refused on device_dax; the data path; unbinding
+# fsdev_dax under a mapping (dkms patch 0005, finding 6 on 7.3); a memory
+# error (notify_failure) and its record across claims (finding 15 on 7.3).
+# minifuse serves hello (22 bytes) from offset 0 of /dev/dax0.0.
+plan 19
+FF=/lib/modules/famfs_fuse.ko
+mkdir -p /mnt/f /mnt/g
+drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)"; }
+# dax_bind DRIVER: dax0.0 moves to DRIVER (unbound from its driver first)
+dax_bind() {
+	local d=/sys/bus/dax/devices/dax0.0
+	[ "$(drv)" = "$1" ] && return 0
+	[ -e $d/driver ] && echo dax0.0 >$d/driver/unbind
+	echo dax0.0 >/sys/bus/dax/drivers/$1/new_id 2>/dev/null ||
+		echo dax0.0 >/sys/bus/dax/drivers/$1/bind
+	[ "$(drv)" = "$1" ]
+}
+# mark NAME / since NAME: the kernel log from a mark on
+mark() { echo "famfs-test: $1" >/dev/kmsg; }
+since() { dmesg | sed -n "\|famfs-test: $1\$|,\$p"; }
+
+loads() {
+	insmod $FF && test -d /sys/bus/dax/drivers/fsdev_dax &&
+		! test -e /sys/bus/dax/drivers/famfs_dax
+}
+t "famfs_fuse loads; fsdev_dax is there, no famfs_dax driver" loads
+pattern() { [ "$(drv)" = device_dax ] && fvt mwrite /dev/dax0.0 0 2097152 5; }
+t "a pattern written to dax0.0 through device_dax" pattern
+t "dax0.0 moves from device_dax to fsdev_dax" dax_bind fsdev_dax
+t "fsdev_dax's node serves no read(2)" sh -c '
+	! dd if=/dev/dax0.0 of=/dev/null bs=4096 count=1'
+famfs_mode() {
+	local n d
+	rm -f /tmp/ops
+	minifuse -F -l /tmp/ops /mnt/f || return 1
+	fvt check /mnt/f/hello 0 22 5 && fvt mmapread /mnt/f/hello || return 1
+	n=$(grep -cx 54 /tmp/ops) d=$(grep -cx 55 /tmp/ops)
+	echo "GET_FMAP $n GET_DAXDEV $d"
+	[ "$n" = 1 ] && [ "$d" -ge 1 ]
+}
+t "famfs mode: one GET_FMAP, hello is the device's bytes (read, mmap)" famfs_mode
+t "write(2) through the famfs file, read back" sh -c '
+	fvt pwrite /mnt/f/hello 0 22 9 && fvt check /mnt/f/hello 0 22 9'
+second() {
+	local r
+	mark second
+	minifuse -F /mnt/g || return 1
+	fvt expect EIO read /mnt/g/hello
+	r=$?
+	umount /mnt/g
+	since second | grep 'held by another famfs connection' && [ $r = 0 ]
+}
+t "a second connection cannot claim the held device (EIO, logged)" second
+release() {
+	local r
+	umount /mnt/f && famfs_idle || return 1
+	minifuse -F /mnt/g && fvt check /mnt/g/hello 0 22 9
+	r=$?
+	umount /mnt/g
+	famfs_idle && [ $r = 0 ]
+}
+t "the unmount releases the claim: another connection takes it" release
+in_device() { dax_bind device_dax && fvt devcheck /dev/dax0.0 0 22 9 0; }
+t "the bytes written through famfs are in the device (on device_dax)" in_device
+refused() {
+	local r
+	mark refused
+	minifuse -F /mnt/f || return 1
+	fvt expect EIO read /mnt/f/hello
+	r=$?
+	umount /mnt/f
+	famfs_idle
+	since refused | grep 'famfs' | grep 'bound to fsdev_dax' && [ $r = 0 ]
+}
+t "a device on device_dax is refused (EIO, logged)" refused
+t "dax0.0 back on fsdev_dax" dax_bind fsdev_dax
+# Unbinding fsdev_dax while a process maps a famfs file of it.
+rm -f /tmp/r46 /tmp/g46
+minifuse -F /mnt/f
+(ulimit -c 0; exec fvt holdmap /mnt/f/hello /tmp/r46 /tmp/g46) >/tmp/h46 2>&1 &
+h46=$!
+t "a process holds hello mapped" wait_for /tmp/r46 20
+unbind_in_use() {
+	mark unbind
+	timeout 60 sh -c 'echo dax0.0 >/sys/bus/dax/drivers/fsdev_dax/unbind' &&
+		since unbind | grep 'unbound while in use'
+}
+t "unbinding fsdev_dax under the mapping returns, logged" unbind_in_use
+touch /tmp/g46
+wait $h46
+rc46=$?
+t "the process that held the mapping gets SIGBUS on its next access" sh -c "
+	cat /tmp/h46; echo exit $rc46; [ $rc46 -eq \$((128 + 7)) ]"
+gone() { umount /mnt/f && famfs_idle && dax_bind fsdev_dax; }
+t "unmount after the unbind; fsdev_dax bound again" gone
+# A memory error on a mapped famfs page.
+poison() {
+	mark poison
+	minifuse -F /mnt/f || return 1
+	fvt hwpoison /mnt/f/hello 0 || return 1
+	since poison | grep -E 'famfs|emory failure'
+	since poison | grep -q 'device failed, its famfs files now fail with EIO'
+}
+t "MADV_HWPOISON: SIGBUS, notify_failure fails the device (logged)" poison
+t "read(2) of the file after the error: EIO" fvt expect EIO read /mnt/f/hello
+remembered() {
+	local r
+	umount /mnt/f && famfs_idle || return 1
+	mark remembered
+	minifuse -F /mnt/f || return 1
+	fvt expect EIO read /mnt/f/hello
+	r=$?
+	umount /mnt/f
+	famfs_idle
+	since remembered | grep 'had a memory error' && [ $r = 0 ]
+}
+t "the next claim of the device finds the error recorded (EIO)" remembered
+t "kernel log clean after the fsdev_dax cases" dmesg_clean
