@@ -3,7 +3,7 @@
 # trixie chroot), boots that kernel in QEMU with a busybox initramfs and an
 # NVDIMM, runs tests/vm/cases/*.sh in the guest, then the pair (two guests
 # sharing one NVDIMM backing file, tests/vm/pair/), and prints one line per
-# check, then "N passed, N failed". Exit status 0 only if all passed.
+# check, then "N passed, N failed, N skipped". Exit status 0 only if all passed.
 #
 #   tests/vm/run.sh [CASE,...]     e.g. tests/vm/run.sh 10-module; "pair"
 #                                  names the pair (default: all, and the pair)
@@ -247,6 +247,7 @@ trouble=
 [ -z "$debug" ] || trouble="possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: |UBSAN:|Call Trace:"
 pass=0
 fail=0
+skip=0
 plan=0
 results() {
 	local name=$1 label=${2:-} p f gp ran why=
@@ -257,6 +258,7 @@ results() {
 		sed -E "s/^((not )?ok [0-9]+ - )/\1$label/" || true
 	pass=$((pass + p))
 	fail=$((fail + f))
+	skip=$((skip + $(grep -c '^ok .*# SKIP' "$w/$name.txt" || true)))
 	ran=$((p + f))
 	gp=$(sed -nE 's/^1\.\.([0-9]+)$/\1/p' "$w/$name.txt" | tail -n 1)
 	[ -n "$gp" ] || gp=$(awk '/^# plan [^ ]+ [0-9]+$/ { n += $4 } END { print n + 0 }' "$w/$name.txt")
@@ -335,6 +337,7 @@ fi
 cat "$w/fulltree.txt"
 pass=$((pass + $(grep -c '^ok' "$w/fulltree.txt" || true)))
 fail=$((fail + $(grep -c '^not ok' "$w/fulltree.txt" || true)))
+skip=$((skip + $(grep -c '^ok.*# SKIP' "$w/fulltree.txt" || true)))
 # full-tree.sh's lines are planned as they come (dkms/full-tree-check.sh
 # prints one per patch and check); the ABI check below is one more.
 plan=$((plan + $(grep -c '^\(not \)\?ok' "$w/fulltree.txt" || true) + 1))
@@ -360,5 +363,6 @@ if [ "$fail" -ne 0 ] && [ -z "${VM_KEEP:-}" ]; then
 	log "logs of this run: $C/vm/last-failure/"
 fi
 echo "1..$plan"
-echo "$pass passed, $fail failed"
+# A skip is not a pass.
+echo "$((pass - skip)) passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
