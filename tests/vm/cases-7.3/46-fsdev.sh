@@ -43,15 +43,18 @@ famfs_mode() {
 t "famfs mode: one GET_FMAP, hello is the device's bytes (read, mmap)" famfs_mode
 t "write(2) through the famfs file, read back" sh -c '
 	fvt pwrite /mnt/f/hello 0 22 9 && fvt check /mnt/f/hello 0 22 9'
-second() {
+# refused_logged MNT WHY: on a new minifuse mount at MNT, reading hello
+# fails with EIO and the kernel logs a famfs line saying WHY.
+refused_logged() {
 	local r
-	mark second
-	minifuse -F /mnt/g || return 1
-	fvt expect EIO read /mnt/g/hello
+	mark "$1"
+	minifuse -F "$1" || return 1
+	fvt expect EIO read "$1/hello"
 	r=$?
-	umount /mnt/g
-	since second | grep 'held by another famfs connection' && [ $r = 0 ]
+	umount "$1"
+	since "$1" | grep famfs | grep "$2" && [ $r = 0 ]
 }
+second() { refused_logged /mnt/g 'held by another famfs connection'; }
 t "a second connection cannot claim the held device (EIO, logged)" second
 release() {
 	local r
@@ -66,13 +69,10 @@ in_device() { dax_bind device_dax && fvt devcheck /dev/dax0.0 0 22 9 0; }
 t "the bytes written through famfs are in the device (on device_dax)" in_device
 refused() {
 	local r
-	mark refused
-	minifuse -F /mnt/f || return 1
-	fvt expect EIO read /mnt/f/hello
+	refused_logged /mnt/f 'bound to fsdev_dax'
 	r=$?
-	umount /mnt/f
 	famfs_idle
-	since refused | grep 'famfs' | grep 'bound to fsdev_dax' && [ $r = 0 ]
+	return $r
 }
 t "a device on device_dax is refused (EIO, logged)" refused
 t "dax0.0 back on fsdev_dax" dax_bind fsdev_dax
