@@ -410,7 +410,7 @@ static bool prepare_dax(struct fused *fs, const struct opts *o)
 	if (access(FAMFS_FUSE_DEV, F_OK) < 0 ||
 	    (fs->fuse_dev[0] && strcmp(fs->fuse_dev, FAMFS_FUSE_DEV)))
 		return true;
-	if (!strcmp(famfs_kernel_dax_driver(), "fsdev_dax")) {
+	if (!famfs_kernel_dax_node_maps()) {
 		/*
 		 * fsdev_dax's node cannot be mapped, and the superblock and
 		 * log are read through that mapping (README.md, "Kernel

@@ -27,12 +27,13 @@
 #include "internal.h"
 
 /* The kernel lines famfs-dkms supports and the dax driver famfs uses there. */
-static const struct {
+static const struct famfs_kline {
 	const char *line; /* release prefix, up to the second dot */
 	const char *driver;
+	bool node_maps; /* the driver serves mmap of /dev/daxX.Y */
 } famfs_klines[] = {
-	{ "6.12.", "famfs_dax" },
-	{ "7.3.", "fsdev_dax" },
+	{ "6.12.", "famfs_dax", true },
+	{ "7.3.", "fsdev_dax", false },
 };
 
 const char *famfs_kernel_release(char *buf, size_t len)
@@ -49,7 +50,7 @@ const char *famfs_kernel_release(char *buf, size_t len)
 	return buf;
 }
 
-const char *famfs_kernel_dax_driver(void)
+static const struct famfs_kline *kernel_line(void)
 {
 	char rel[128];
 
@@ -57,8 +58,22 @@ const char *famfs_kernel_dax_driver(void)
 	for (size_t i = 0; i < sizeof(famfs_klines) / sizeof(famfs_klines[0]); i++)
 		if (!strncmp(rel, famfs_klines[i].line,
 			     strlen(famfs_klines[i].line)))
-			return famfs_klines[i].driver;
+			return &famfs_klines[i];
 	return NULL;
+}
+
+const char *famfs_kernel_dax_driver(void)
+{
+	const struct famfs_kline *k = kernel_line();
+
+	return k ? k->driver : NULL;
+}
+
+bool famfs_kernel_dax_node_maps(void)
+{
+	const struct famfs_kline *k = kernel_line();
+
+	return k && k->node_maps;
 }
 
 static const char *sysfs(void)

@@ -240,6 +240,12 @@ const char *famfs_kernel_release(char *buf, size_t len);
  * kernel famfs-dkms does not build for (no kernel data path there).
  */
 const char *famfs_kernel_dax_driver(void);
+/*
+ * Whether that driver serves mmap of the device node, through which the
+ * daemon reads the superblock and log (famfs_dax yes, fsdev_dax no);
+ * false on a kernel without famfs support.
+ */
+bool famfs_kernel_dax_node_maps(void);
 /* What every tool says on such a kernel (printf format, the release). */
 #define FAMFS_NO_KERNEL_SUPPORT \
 	"famfs kernel support not available for %s: fallback mode"

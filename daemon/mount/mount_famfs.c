@@ -282,12 +282,11 @@ static bool has_opt(const char *list, const char *opt)
  */
 static void bind_unbound(const char *dev, const struct settings *s)
 {
-	const char *want = famfs_kernel_dax_driver();
 	char drv[256];
 
 	/* fsdev_dax (7.3) serves no mapping the daemon could read through. */
 	if (famfs_dax_driver(dev, drv, sizeof(drv)) || drv[0] ||
-	    !strcmp(s->fallback, "yes") || !want || !strcmp(want, "fsdev_dax"))
+	    !strcmp(s->fallback, "yes") || !famfs_kernel_dax_node_maps())
 		return;
 	if (famfs_dax_bind(dev))
 		fail("%s has no dax driver and cannot get famfs_dax: %s", dev,

@@ -376,6 +376,9 @@ static void driver_follows_the_kernel_line(void **state)
 			assert_string_equal(d, k[i].driver);
 		else
 			assert_null(d);
+		/* Only famfs_dax serves a mapping of the device node. */
+		assert_int_equal(famfs_kernel_dax_node_maps(),
+				 k[i].driver && !strcmp(k[i].driver, "famfs_dax"));
 	}
 	unsetenv("FAMFS_KERNEL_RELEASE");
 }
