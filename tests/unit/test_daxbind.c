@@ -259,24 +259,31 @@ static void already_on_famfs_dax_writes_nothing(void **state)
 	fake_drop(&f);
 }
 
-static void moves_from_device_dax_by_new_id(void **state)
+/* On kernel @release, dax0.0 moves from device_dax to @driver by new_id. */
+static void moves_by_new_id(const char *release, const char *driver)
 {
 	struct fake f;
 	char drv[64];
 	pid_t k;
 
-	(void)state;
-	fake_make(&f, "famfs_dax");
+	fake_make(&f, driver);
+	setenv("FAMFS_KERNEL_RELEASE", release, 1);
 	attr(&f, "device_dax", "unbind", "fifo");
-	attr(&f, "famfs_dax", "new_id", "fifo");
-	k = fake_kernel(&f, "famfs_dax", "new_id");
+	attr(&f, driver, "new_id", "fifo");
+	k = fake_kernel(&f, driver, "new_id");
 	alarm(30);
 	assert_int_equal(famfs_dax_bind(DEV), 0);
 	alarm(0);
 	assert_int_equal(waited(k), 0);
 	assert_int_equal(famfs_dax_driver(DEV, drv, sizeof(drv)), 0);
-	assert_string_equal(drv, "famfs_dax");
+	assert_string_equal(drv, driver);
 	fake_drop(&f);
+}
+
+static void moves_from_device_dax_by_new_id(void **state)
+{
+	(void)state;
+	moves_by_new_id(R612, "famfs_dax");
 }
 
 static void new_id_refused_falls_back_to_bind(void **state)
@@ -385,23 +392,8 @@ static void driver_follows_the_kernel_line(void **state)
 
 static void moves_to_fsdev_dax_on_7_3(void **state)
 {
-	struct fake f;
-	char drv[64];
-	pid_t k;
-
 	(void)state;
-	fake_make(&f, "fsdev_dax");
-	setenv("FAMFS_KERNEL_RELEASE", "7.3.4+deb13-amd64", 1);
-	attr(&f, "device_dax", "unbind", "fifo");
-	attr(&f, "fsdev_dax", "new_id", "fifo");
-	k = fake_kernel(&f, "fsdev_dax", "new_id");
-	alarm(30);
-	assert_int_equal(famfs_dax_bind(DEV), 0);
-	alarm(0);
-	assert_int_equal(waited(k), 0);
-	assert_int_equal(famfs_dax_driver(DEV, drv, sizeof(drv)), 0);
-	assert_string_equal(drv, "fsdev_dax");
-	fake_drop(&f);
+	moves_by_new_id("7.3.4+deb13-amd64", "fsdev_dax");
 }
 
 /* 7.3 without fsdev_dax loaded: the kernel's module is named. */
