@@ -89,8 +89,20 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		fuse_session_exit(fs->se);
 		return;
 	}
+	if (fs->meta_via_mount && !fs->famfs_mode) {
+		/* The device is on fsdev_dax: only the kernel can reach it. */
+		fused_ready(fs, "the kernel did not agree to famfs mode, and the device, on fsdev_dax, can be served in no other");
+		fuse_session_exit(fs->se);
+		return;
+	}
 	/* Ready first: a mount helper stays quiet when all went well. */
-	fused_ready(fs, NULL);
+	if (!fs->meta_via_mount || fs->dev.log)
+		fused_ready(fs, NULL);
+	else if (fused_metamap_start(fs) < 0) {
+		fused_ready(fs, "cannot start the thread that maps the superblock and log through the mount");
+		fuse_session_exit(fs->se);
+		return;
+	}
 	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)%s",
 		  fs->devpath, fs->mountpoint,
 		  fs->famfs_mode ? "famfs" : "fallback",
