@@ -330,6 +330,13 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	 */
 	fi->keep_cache = n && !fs->readonly;
 	/*
+	 * In famfs mode files have no page cache: dropping it at open would
+	 * only unmap the file from everyone who maps it (the daemon itself
+	 * maps .meta/.log on 7.3).
+	 */
+	if (fs->famfs_mode && ino != FUSED_META_STATUS_INO)
+		fi->keep_cache = 1;
+	/*
 	 * Where the kernel still allows shared mmap of such files, a
 	 * read-only mount reads past the page cache instead: every read(2)
 	 * sees the device as it is now, and costs one copy, not two.
