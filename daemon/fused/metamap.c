@@ -59,7 +59,7 @@ static struct {
 	char err[2 * PATH_MAX + 256];
 	struct famfs_dev dev;
 	int sbfd, logfd; /* copies for the fd store */
-} job = { .wake = { -1, -1 }, .sbfd = -1, .logfd = -1 };
+} job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1};
 
 static int mountinfo_fd = -1;
 static char mount_devno[32];
@@ -81,16 +81,19 @@ const char *fused_metamap_begin(struct fused *fs)
 		 * mount still uses it would fail that mount's files.
 		 */
 		if (famfs_mount_of(fs->devpath, where, sizeof(where), &rw) &&
-		    !(famfs_mount_dead(where) && !strcmp(where, fs->mountpoint))) {
-			snprintf(why, sizeof(why),
-				 "%s is mounted at %s already; on this kernel a device serves one famfs mount",
-				 fs->devpath, where);
+		    !(famfs_mount_dead(where) &&
+		      !strcmp(where, fs->mountpoint))) {
+			snprintf(
+				why, sizeof(why),
+				"%s is mounted at %s already; on this kernel a device serves one famfs mount",
+				fs->devpath, where);
 			return why;
 		}
 		if (famfs_dax_move(fs->devpath, FAMFS_READ_DRIVER)) {
-			snprintf(why, sizeof(why),
-				 "cannot move %s to %s to read its superblock and log: %s",
-				 fs->devpath, FAMFS_READ_DRIVER, famfs_errmsg());
+			snprintf(
+				why, sizeof(why),
+				"cannot move %s to %s to read its superblock and log: %s",
+				fs->devpath, FAMFS_READ_DRIVER, famfs_errmsg());
 			return why;
 		}
 	}
@@ -121,10 +124,9 @@ static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
 	fused_devloss_arm(fs);
 	if (sbfd >= 0 && logfd >= 0)
 		fused_takeover_store_meta(sbfd, logfd);
-	if (famfs_mount_devno(fs->mountpoint, mount_devno,
-			      sizeof(mount_devno)))
-		mountinfo_fd = open("/proc/self/mountinfo",
-				    O_RDONLY | O_CLOEXEC);
+	if (famfs_mount_devno(fs->mountpoint, mount_devno, sizeof(mount_devno)))
+		mountinfo_fd =
+			open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 }
 
 const char *fused_metamap_adopt(struct fused *fs)
@@ -162,10 +164,11 @@ static void *map_thread(void *arg)
 	}
 	if (tree < 0 || sbfd < 0 || logfd < 0) {
 		job.rc = -errno;
-		snprintf(job.err, sizeof(job.err),
-			 "cannot open the superblock and log through the mount at %s (%s): %s",
-			 fs->mountpoint, tree < 0 ? "open_tree" : "openat",
-			 strerror(errno));
+		snprintf(
+			job.err, sizeof(job.err),
+			"cannot open the superblock and log through the mount at %s (%s): %s",
+			fs->mountpoint, tree < 0 ? "open_tree" : "openat",
+			strerror(errno));
 		if (sbfd >= 0)
 			close(sbfd);
 	} else {
@@ -174,9 +177,10 @@ static void *map_thread(void *arg)
 		job.rc = famfs_dev_open_meta_fds(fs->mountpoint, sbfd, logfd,
 						 &job.dev);
 		if (job.rc)
-			snprintf(job.err, sizeof(job.err),
-				 "cannot map the superblock and log through the mount at %s: %s",
-				 fs->mountpoint, famfs_errmsg());
+			snprintf(
+				job.err, sizeof(job.err),
+				"cannot map the superblock and log through the mount at %s: %s",
+				fs->mountpoint, famfs_errmsg());
 	}
 	if (tree >= 0)
 		close(tree);
@@ -231,9 +235,10 @@ void fused_metamap_finish(struct fused *fs)
 	if (!job.rc && !same_fs(&fs->sb_copy, job.dev.sb)) {
 		famfs_dev_close(&job.dev);
 		job.rc = -ESTALE;
-		snprintf(job.err, sizeof(job.err),
-			 "the superblock seen through the mount at %s is not the one read from %s before mounting",
-			 fs->mountpoint, fs->devpath);
+		snprintf(
+			job.err, sizeof(job.err),
+			"the superblock seen through the mount at %s is not the one read from %s before mounting",
+			fs->mountpoint, fs->devpath);
 	}
 	if (job.rc) {
 		if (job.sbfd >= 0)
@@ -249,7 +254,8 @@ void fused_metamap_finish(struct fused *fs)
 	close(job.logfd);
 	/* Entries logged while we mounted. */
 	fused_refresh(fs);
-	fused_log(L_INFO, "superblock and log of %s mapped through the mount at %s",
+	fused_log(L_INFO,
+		  "superblock and log of %s mapped through the mount at %s",
 		  fs->devpath, fs->mountpoint);
 	fused_ready(fs, NULL);
 }
@@ -271,6 +277,8 @@ void fused_metamap_watch(struct fused *fs)
 	famfs_dev_close(&fs->dev);
 	fs->dev.sb = &fs->sb_copy;
 	fused_devloss_arm(fs);
-	fused_log(L_NOTICE, "%s was unmounted: the superblock and log mappings are released",
-		  fs->mountpoint);
+	fused_log(
+		L_NOTICE,
+		"%s was unmounted: the superblock and log mappings are released",
+		fs->mountpoint);
 }
