@@ -20,28 +20,44 @@
 
 #include "fused.h"
 
-static uint8_t *guard_base;
-static size_t guard_len;
+/*
+ * The mappings guarded: the whole device, or (mapped through the mount,
+ * metamap.c) the superblock and the log.
+ */
+static struct {
+	uint8_t *base;
+	size_t len;
+} guard[2];
 static volatile sig_atomic_t lost;
 static const char *lost_why;
 
-/* Replace the mapping in place: later accesses read zeros, never fault. */
+/* Replace the mappings in place: later accesses read zeros, never fault. */
 static int swap_out_mapping(void)
 {
-	void *p = mmap(guard_base, guard_len, PROT_READ | PROT_WRITE,
-		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	for (size_t i = 0; i < 2; i++) {
+		if (guard[i].base &&
+		    mmap(guard[i].base, guard[i].len, PROT_READ | PROT_WRITE,
+			 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS |
+				 MAP_NORESERVE,
+			 -1, 0) == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
 
-	return p == MAP_FAILED ? -1 : 0;
+static bool guarded(const uint8_t *a)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (guard[i].base && a >= guard[i].base &&
+		    a < guard[i].base + guard[i].len)
+			return true;
+	return false;
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	uint8_t *a = si->si_addr;
-
 	(void)uc;
-	if (guard_base && a >= guard_base && a < guard_base + guard_len &&
-	    swap_out_mapping() == 0) {
+	if (guarded(si->si_addr) && swap_out_mapping() == 0) {
 		lost_why = "a memory access to it failed (SIGBUS)";
 		lost = 1;
 		return; /* the access is retried and reads a zero page */
@@ -54,8 +70,16 @@ void fused_devloss_arm(struct fused *fs)
 {
 	struct sigaction sa;
 
-	guard_base = fs->dev.base;
-	guard_len = fs->dev.size;
+	memset(guard, 0, sizeof(guard));
+	if (fs->dev.kind == FAMFS_DEV_META) {
+		guard[0].base = fs->dev.meta_sb_map;
+		guard[0].len = fs->dev.meta_sb_map ? sizeof(*fs->dev.sb) : 0;
+		guard[1].base = fs->dev.meta_log_map;
+		guard[1].len = fs->dev.meta_log_map ? fs->dev.log_len : 0;
+	} else {
+		guard[0].base = fs->dev.base;
+		guard[0].len = fs->dev.size;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
@@ -71,9 +95,9 @@ bool fused_dev_lost(struct fused *fs)
 	 * A shrunk image file faults only where it shrank: look first (a
 	 * block device has no st_size to compare).
 	 */
-	if (!lost && guard_base && fs->dev.kind == FAMFS_DEV_FILE &&
+	if (!lost && guard[0].base && fs->dev.kind == FAMFS_DEV_FILE &&
 	    fstat(fs->dev.fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size < guard_len && swap_out_mapping() == 0) {
+	    (uint64_t)st.st_size < guard[0].len && swap_out_mapping() == 0) {
 		lost_why = "the image file is now smaller than the file system";
 		lost = 1;
 	}

@@ -98,6 +98,14 @@ struct fused {
 	int64_t start_time;
 	uint32_t takeovers;
 
+	/*
+	 * The superblock and log are mapped through our mount (metamap.c):
+	 * fsdev_dax's node cannot be mapped. Until they are, and once the
+	 * mount is gone, dev.sb points at this copy and dev.log is NULL.
+	 */
+	bool meta_via_mount;
+	struct famfs_omf_superblock sb_copy;
+
 	/* the device's health as famfs_dax reports it (health.c) */
 	char health[64];
 	int64_t health_checked;
@@ -156,6 +164,27 @@ void fused_devloss_arm(struct fused *fs);
  * before using the device and again before replying with what was read.
  */
 bool fused_dev_lost(struct fused *fs);
+
+/* ---- the superblock and log through the mount (metamap.c) ---- */
+/*
+ * Before open_device(): the device on device_dax, to be read there. These
+ * three return NULL, or what went wrong.
+ */
+const char *fused_metamap_begin(struct fused *fs);
+/* After it: keep a superblock copy, unmap, move the device to fsdev_dax. */
+const char *fused_metamap_handoff(struct fused *fs);
+/* A successor: map the .meta files kept with the connection. */
+const char *fused_metamap_adopt(struct fused *fs);
+/* At INIT in famfs mode: map them through the mount from a thread. */
+int fused_metamap_start(struct fused *fs);
+/* Poll it for POLLIN, then fused_metamap_finish() (-1: nothing runs). */
+int fused_metamap_wake_fd(void);
+/* Install the mapping and report the mount ready (or failed). */
+void fused_metamap_finish(struct fused *fs);
+/* Poll it for POLLPRI (mount table changes), then fused_metamap_watch(). */
+int fused_metamap_watch_fd(void);
+/* Release the mapping once our mount has left the mount table. */
+void fused_metamap_watch(struct fused *fs);
 
 /* ---- FUSE operations (ops.c) ---- */
 extern const struct fuse_lowlevel_ops fused_ops;

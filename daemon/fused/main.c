@@ -359,7 +359,14 @@ static void pick_device(struct fused *fs, struct opts *o, const char *arg)
 /* Open the device and decide who we are on it. */
 static void open_device(struct fused *fs, const struct opts *o)
 {
-	int rc = famfs_dev_open_fs(fs->devpath, 0, &fs->dev);
+	const char *err = fused_takeover_meta_kept() ? fused_metamap_adopt(fs) :
+						       NULL;
+	int rc = 0;
+
+	if (err)
+		die("%s: %s", fs->mountpoint, err);
+	if (!fs->meta_via_mount || !fs->dev.sb)
+		rc = famfs_dev_open_fs(fs->devpath, 0, &fs->dev);
 
 	if (rc)
 		die("%s: %s", fs->devpath,
@@ -373,7 +380,8 @@ static void open_device(struct fused *fs, const struct opts *o)
 	if (!strcmp(o->role, "client"))
 		fs->role = FAMFS_ROLE_CLIENT;
 	fs->readonly = fs->role != FAMFS_ROLE_MASTER || o->ro;
-	if (!fs->readonly) {
+	/* Writes to the log are the kernel's in famfs mode: mapped read-only. */
+	if (!fs->readonly && fs->dev.kind != FAMFS_DEV_META) {
 		famfs_dev_close(&fs->dev);
 		rc = famfs_dev_open_fs(fs->devpath, FAMFS_OPEN_RW, &fs->dev);
 		if (rc)
@@ -412,17 +420,15 @@ static bool prepare_dax(struct fused *fs, const struct opts *o)
 		return true;
 	if (!famfs_kernel_dax_node_maps()) {
 		/*
-		 * fsdev_dax's node cannot be mapped, and the superblock and
-		 * log are read through that mapping (README.md, "Kernel
-		 * lines"): leave the device where it is.
+		 * fsdev_dax's node cannot be mapped: read the device on
+		 * device_dax, then through the mount (metamap.c). No
+		 * fallback either once it is on fsdev_dax.
 		 */
-		famfs_kernel_release(rel, sizeof(rel));
-		if (o->fallback == FALLBACK_NO)
-			die("%s: kernel %s serves famfs through fsdev_dax, whose device node this daemon cannot map for the superblock and log; fallback is disabled",
-			    fs->devpath, rel);
-		fused_log(L_WARN, "%s: kernel %s serves famfs through fsdev_dax, whose device node this daemon cannot map for the superblock and log: fallback mode",
-			  fs->devpath, rel);
-		return false;
+		const char *err = fused_metamap_begin(fs);
+
+		if (err)
+			die("%s", err);
+		return true;
 	}
 	if (famfs_dax_bind(fs->devpath) == 0) {
 		fused_log(L_NOTICE, "%s: dax driver %s", fs->devpath,
@@ -441,7 +447,8 @@ static bool prepare_dax(struct fused *fs, const struct opts *o)
 static void pick_fuse_dev(struct fused *fs, const struct opts *o,
 			  bool dax_ready)
 {
-	bool dax = fs->dev.kind == FAMFS_DEV_DAX;
+	/* A successor on 7.3 has the device only through the mount. */
+	bool dax = fs->dev.kind == FAMFS_DEV_DAX || fs->meta_via_mount;
 	bool module = access(FAMFS_FUSE_DEV, F_OK) == 0 && dax_ready;
 
 	fs->allow_famfs = dax && o->fallback != FALLBACK_YES;
@@ -592,7 +599,7 @@ static void find_unit(struct fused *fs)
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
-	struct pollfd pfd[3];
+	struct pollfd pfd[5];
 	int tfd = -1, res = 0, n = 0;
 	bool tuned = false;
 
@@ -607,11 +614,19 @@ static int serve(struct fused *fs)
 		if (tfd >= 0)
 			timerfd_settime(tfd, 0, &it, NULL);
 	}
-	/* fuse, [timer], [monitor]: absent ones are -1, which poll skips */
+	/*
+	 * fuse, [timer], [monitor], [mapping thread done], [mount table]:
+	 * absent ones are -1, which poll skips
+	 */
 	pfd[n++] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = fs->monitor_fd, .events = POLLIN };
+	n += 2;
 	while (!fuse_session_exited(fs->se)) {
+		pfd[3] = (struct pollfd){ .fd = fused_metamap_wake_fd(),
+					  .events = POLLIN };
+		pfd[4] = (struct pollfd){ .fd = fused_metamap_watch_fd(),
+					  .events = POLLPRI };
 		if (poll(pfd, (nfds_t)n, fused_monitor_timeout_ms(fs)) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -619,6 +634,10 @@ static int serve(struct fused *fs)
 			break;
 		}
 		fused_monitor_run(fs);
+		if (pfd[3].revents)
+			fused_metamap_finish(fs);
+		if (pfd[4].revents)
+			fused_metamap_watch(fs);
 		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t ticks;
 
@@ -720,6 +739,15 @@ int main(int argc, char **argv)
 	dax_ready = prepare_dax(fs, &o);
 	open_device(fs, &o);
 	adopt = adopt && fused_takeover_verify(fs);
+	if (fs->dev.kind == FAMFS_DEV_META && !adopt)
+		die("%s: not taking over its mount, whose files we have mapped (see above); unmount it and mount again",
+		    fs->mountpoint);
+	if (fs->meta_via_mount && !adopt) {
+		const char *err = fused_metamap_handoff(fs);
+
+		if (err)
+			die("%s: %s", fs->devpath, err);
+	}
 	pick_fuse_dev(fs, &o, dax_ready);
 	if (!adopt)
 		check_not_mounted(fs);

@@ -114,28 +114,64 @@ bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw)
 	return where[0] != '\0';
 }
 
-bool famfs_mount_devno(const char *path, char *out, size_t len)
+/* Each mount on @path, bottom first: @fn(devno, arg). */
+static void each_mount_on(const char *path,
+			  void (*fn)(const char *devno, void *arg), void *arg)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
 	char *line = NULL;
 	size_t cap = 0;
-	bool hit = false;
 
 	if (!f)
-		return false;
-	/* The last match is the top of any stack of mounts on @path. */
+		return;
 	while (getline(&line, &cap, f) > 0) {
 		char devno[64], mnt[4096];
 
 		if (sscanf(line, "%*s %*s %63s %*s %4095s", devno, mnt) != 2)
 			continue;
 		unescape(mnt);
-		if (!strcmp(mnt, path)) {
-			snprintf(out, len, "%s", devno);
-			hit = true;
-		}
+		if (!strcmp(mnt, path))
+			fn(devno, arg);
 	}
 	free(line);
 	fclose(f);
-	return hit;
+}
+
+struct devno_out {
+	char *out;
+	size_t len;
+	const char *want;
+	bool hit;
+};
+
+static void keep_devno(const char *devno, void *arg)
+{
+	struct devno_out *o = arg;
+
+	snprintf(o->out, o->len, "%s", devno);
+	o->hit = true;
+}
+
+bool famfs_mount_devno(const char *path, char *out, size_t len)
+{
+	struct devno_out o = { .out = out, .len = len };
+
+	/* The last match is the top of any stack of mounts on @path. */
+	each_mount_on(path, keep_devno, &o);
+	return o.hit;
+}
+
+static void match_devno(const char *devno, void *arg)
+{
+	struct devno_out *o = arg;
+
+	o->hit = o->hit || !strcmp(devno, o->want);
+}
+
+bool famfs_mount_with_devno(const char *path, const char *devno)
+{
+	struct devno_out o = { .want = devno };
+
+	each_mount_on(path, match_devno, &o);
+	return o.hit;
 }

@@ -24,5 +24,7 @@ bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw);
  * the daemon must never stat its own mount (it would wait for itself).
  */
 bool famfs_mount_devno(const char *path, char *out, size_t len);
+/* Is the file system @devno ("major:minor") mounted on @path, at any depth? */
+bool famfs_mount_with_devno(const char *path, const char *devno);
 
 #endif

@@ -89,8 +89,20 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		fuse_session_exit(fs->se);
 		return;
 	}
+	if (fs->meta_via_mount && !fs->famfs_mode) {
+		/* The device is on fsdev_dax: only the kernel can reach it. */
+		fused_ready(fs, "the kernel did not agree to famfs mode, and the device, on fsdev_dax, can be served in no other");
+		fuse_session_exit(fs->se);
+		return;
+	}
 	/* Ready first: a mount helper stays quiet when all went well. */
-	fused_ready(fs, NULL);
+	if (!fs->meta_via_mount || fs->dev.log)
+		fused_ready(fs, NULL);
+	else if (fused_metamap_start(fs) < 0) {
+		fused_ready(fs, "cannot start the thread that maps the superblock and log through the mount");
+		fuse_session_exit(fs->se);
+		return;
+	}
 	fused_log(L_NOTICE, "%s mounted on %s in %s mode as %s%s (kernel %s FUSE_DAX_FMAP)%s",
 		  fs->devpath, fs->mountpoint,
 		  fs->famfs_mode ? "famfs" : "fallback",
@@ -317,6 +329,13 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	 * is the exception: other tools may repair it behind our back.
 	 */
 	fi->keep_cache = n && !fs->readonly;
+	/*
+	 * In famfs mode files have no page cache: dropping it at open would
+	 * only unmap the file from everyone who maps it (the daemon itself
+	 * maps .meta/.log on 7.3).
+	 */
+	if (fs->famfs_mode && ino != FUSED_META_STATUS_INO)
+		fi->keep_cache = 1;
 	/*
 	 * Where the kernel still allows shared mmap of such files, a
 	 * read-only mount reads past the page cache instead: every read(2)

@@ -55,6 +55,8 @@ int fused_refresh(struct fused *fs)
 	fused_health_check(fs, false);
 	if (fused_dev_lost(fs))
 		return -EIO;
+	if (!fs->dev.log)
+		return 0; /* not mapped yet, or no more (metamap.c) */
 	famfs_dev_invalidate(&fs->dev, fs->dev.log, sizeof(*fs->dev.log));
 	rc = famfs_log_check_header(fs->dev.log, fs->dev.log_len);
 	if (fused_dev_lost(fs))

@@ -47,6 +47,8 @@
 
 #define CONN_NAME "famfs-conn"
 #define STATE_NAME "famfs-state"
+#define META_SB_NAME "famfs-sb"
+#define META_LOG_NAME "famfs-log"
 #define STATE_MAGIC "famfsTKO"
 #define STATE_VERSION 1
 #define MAX_FAILED 3
@@ -80,6 +82,7 @@ static bool stored;	   /* our connection is in the fd store */
 static bool adopting;	   /* we were handed one and take it over */
 static bool feed_init;	   /* the next read returns the stored INIT */
 static bool local_pending; /* the next INIT reply goes nowhere */
+static int meta_sb_fd = -1, meta_log_fd = -1; /* handed to us (metamap.c) */
 
 static void save_state(void)
 {
@@ -89,11 +92,53 @@ static void save_state(void)
 			  strerror(errno));
 }
 
+void fused_takeover_forget_meta(void)
+{
+	sd_notify(0, "FDSTOREREMOVE=1\nFDNAME=" META_SB_NAME);
+	sd_notify(0, "FDSTOREREMOVE=1\nFDNAME=" META_LOG_NAME);
+}
+
 static void forget_store(void)
 {
 	sd_notify(0, "FDSTOREREMOVE=1\nFDNAME=" CONN_NAME);
 	sd_notify(0, "FDSTOREREMOVE=1\nFDNAME=" STATE_NAME);
+	fused_takeover_forget_meta();
 	stored = false;
+}
+
+static void close_meta(void)
+{
+	if (meta_sb_fd >= 0)
+		close(meta_sb_fd);
+	if (meta_log_fd >= 0)
+		close(meta_log_fd);
+	meta_sb_fd = meta_log_fd = -1;
+}
+
+bool fused_takeover_meta_kept(void)
+{
+	return adopting && meta_sb_fd >= 0 && meta_log_fd >= 0;
+}
+
+bool fused_takeover_meta_fds(int *sbfd, int *logfd)
+{
+	if (!fused_takeover_meta_kept())
+		return false;
+	*sbfd = meta_sb_fd;
+	*logfd = meta_log_fd;
+	meta_sb_fd = meta_log_fd = -1;
+	return true;
+}
+
+void fused_takeover_store_meta(int sbfd, int logfd)
+{
+	if (!stored)
+		return;
+	if (sd_pid_notify_with_fds(0, 0, "FDSTORE=1\nFDNAME=" META_SB_NAME,
+				   &sbfd, 1) <= 0 ||
+	    sd_pid_notify_with_fds(0, 0, "FDSTORE=1\nFDNAME=" META_LOG_NAME,
+				   &logfd, 1) <= 0)
+		fused_log(L_WARN, "cannot store the open .meta files with the service manager: a restart will fail and need a new mount");
 }
 
 /*
@@ -112,6 +157,7 @@ static void drop(struct fused *fs, const char *mountpoint, const char *why,
 		fused_log(L_WARN, "cannot detach %s: %s", mountpoint,
 			  strerror(errno));
 	forget_store();
+	close_meta();
 	if (fs->fuse_fd >= 0)
 		close(fs->fuse_fd);
 	if (state_fd >= 0)
@@ -184,14 +230,20 @@ bool fused_takeover_begin(struct fused *fs, const char *mountpoint)
 			conn = fd;
 		else if (names && !strcmp(names[i], STATE_NAME))
 			state_fd = fd;
+		else if (names && !strcmp(names[i], META_SB_NAME))
+			meta_sb_fd = fd;
+		else if (names && !strcmp(names[i], META_LOG_NAME))
+			meta_log_fd = fd;
 		else
 			close(fd); /* nothing else is ours to keep */
 		if (names)
 			free(names[i]);
 	}
 	free(names);
-	if (conn < 0 && state_fd < 0)
+	if (conn < 0 && state_fd < 0) {
+		close_meta();
 		return false;
+	}
 	fs->fuse_fd = conn;
 	adopting = true;
 	if (conn < 0 || state_fd < 0)
@@ -200,6 +252,10 @@ bool fused_takeover_begin(struct fused *fs, const char *mountpoint)
 	else
 		problem = state_problem(conn, mountpoint, why, sizeof(why),
 					&detach);
+	/* Without them we could not read the log (metamap.c). */
+	if (!problem && st.famfs_mode && !famfs_kernel_dax_node_maps() &&
+	    (meta_sb_fd < 0 || meta_log_fd < 0))
+		problem = "the open .meta files were not kept with it (the previous daemon had not mapped them yet)";
 	if (problem) {
 		drop(fs, mountpoint, problem, detach);
 		return false;

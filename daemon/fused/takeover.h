@@ -38,6 +38,20 @@ bool fused_takeover_verify(struct fused *fs);
  */
 int fused_takeover_attach(struct fused *fs);
 
+/*
+ * The open .meta/.superblock and .meta/.log of a mount whose superblock
+ * and log the daemon reads through the mount (metamap.c) go with the
+ * connection (FDNAME famfs-sb, famfs-log).
+ */
+/* Were they handed to us with a connection we take over? */
+bool fused_takeover_meta_kept(void);
+/* Those fds (ours now), or false. */
+bool fused_takeover_meta_fds(int *sbfd, int *logfd);
+/* Keep copies beside our stored connection (nothing if it is not). */
+void fused_takeover_store_meta(int sbfd, int logfd);
+/* Drop them from the store: the mount they belong to is gone. */
+void fused_takeover_forget_meta(void);
+
 /* ---- hooks in the connection's read and writev (famfs_ext.c) ---- */
 /* The local INIT request, once, instead of a read; else 0. */
 ssize_t fused_takeover_feed(void *buf, size_t len);

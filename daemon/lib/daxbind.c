@@ -167,16 +167,25 @@ static int write_attr(const char *path, const char *val)
 
 int famfs_dax_bind(const char *devpath)
 {
-	char name[PATH_MAX], drv[PATH_MAX], path[3 * PATH_MAX], rel[128];
-	const char *want = famfs_kernel_dax_driver();
+	char name[PATH_MAX], rel[128];
+	int rc = dax_name(devpath, name, sizeof(name));
+
+	if (rc)
+		return rc; /* -ENODEV first: not devdax, nothing to bind */
+	if (!famfs_kernel_dax_driver())
+		return famfs_fail(ENOTSUP, FAMFS_NO_KERNEL_SUPPORT,
+				  famfs_kernel_release(rel, sizeof(rel)));
+	return famfs_dax_move(devpath, famfs_kernel_dax_driver());
+}
+
+int famfs_dax_move(const char *devpath, const char *want)
+{
+	char name[PATH_MAX], drv[PATH_MAX], path[3 * PATH_MAX];
 	struct stat st;
 	int rc = dax_name(devpath, name, sizeof(name));
 
 	if (rc)
 		return rc;
-	if (!want)
-		return famfs_fail(ENOTSUP, FAMFS_NO_KERNEL_SUPPORT,
-				  famfs_kernel_release(rel, sizeof(rel)));
 	snprintf(path, sizeof(path), "%s/bus/dax/drivers/%s", sysfs(), want);
 	if (stat(path, &st) < 0)
 		return famfs_fail(ENOENT,
@@ -211,4 +220,28 @@ int famfs_dax_bind(const char *devpath)
 	return famfs_fail(rc ? -rc : EIO, "cannot bind %s to %s%s%s", name,
 			  want, rc ? ": " : "",
 			  rc ? strerror(-rc) : " (the driver did not take it)");
+}
+
+/* Is DRIVER one whose node famfs_klines[] says cannot be mapped? */
+static bool node_unmappable(const char *driver)
+{
+	for (size_t i = 0; i < sizeof(famfs_klines) / sizeof(famfs_klines[0]); i++)
+		if (!famfs_klines[i].node_maps &&
+		    !strcmp(driver, famfs_klines[i].driver))
+			return true;
+	return false;
+}
+
+int famfs_dax_make_readable(const char *devpath)
+{
+	char drv[PATH_MAX], where[PATH_MAX];
+
+	if (famfs_dax_driver(devpath, drv, sizeof(drv)))
+		return 0; /* not devdax: nothing to do */
+	if (!node_unmappable(drv) && (drv[0] || famfs_kernel_dax_node_maps()))
+		return 0;
+	if (famfs_dev_mounted(devpath, where, sizeof(where)))
+		return famfs_fail(EBUSY, "%s serves the famfs mounted at %s (on %s, whose device node cannot be read): read it through the mount, or unmount it first",
+				  devpath, where, drv);
+	return famfs_dax_move(devpath, FAMFS_READ_DRIVER);
 }

@@ -129,18 +129,39 @@ int famfs_mount_root(const char *path, char *root, size_t len)
 	}
 }
 
+/* Map the superblock file @sbfd (closed here); @logfd becomes dev->fd. */
+static int map_meta(const char *root, int sbfd, int logfd, bool rw,
+		    struct famfs_dev *dev)
+{
+	struct stat st;
+
+	snprintf(dev->path, sizeof(dev->path), "%s", root);
+	dev->kind = FAMFS_DEV_META;
+	dev->fd = logfd;
+	dev->writable = rw;
+	if (fstat(sbfd, &st) < 0 || st.st_size < (off_t)sizeof(*dev->sb)) {
+		close(sbfd);
+		return famfs_fail(EUCLEAN, "%s/%s is too small to be a famfs superblock",
+				  root, META_SB);
+	}
+	dev->meta_sb_map = map(sbfd, sizeof(*dev->sb), false, 0);
+	close(sbfd);
+	if (!dev->meta_sb_map)
+		return famfs_fail(errno, "cannot map %s/%s: %s", root, META_SB,
+				  strerror(errno));
+	dev->sb = dev->meta_sb_map;
+	dev->size = dev->sb->daxdev.size;
+	return 0;
+}
+
 static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 {
 	char root[PATH_MAX], p[PATH_MAX + 32];
-	struct stat st;
-	int sbfd, rc;
+	int sbfd, logfd, rc;
 
 	rc = famfs_mount_root(path, root, sizeof(root));
 	if (rc)
 		return rc;
-	snprintf(dev->path, sizeof(dev->path), "%s", root);
-	dev->kind = FAMFS_DEV_META;
-
 	snprintf(p, sizeof(p), "%s/%s", root, META_SB);
 	sbfd = open(p, O_RDONLY | O_CLOEXEC);
 	if (sbfd < 0 && errno == EACCES)
@@ -148,31 +169,24 @@ static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 				  root, META_DIR);
 	if (sbfd < 0)
 		return famfs_fail(errno, "cannot open %s: %s", p, strerror(errno));
-	if (fstat(sbfd, &st) < 0 || st.st_size < (off_t)sizeof(*dev->sb)) {
-		close(sbfd);
-		return famfs_fail(EUCLEAN, "%s is too small to be a famfs superblock", p);
-	}
-	dev->meta_sb_map = map(sbfd, sizeof(*dev->sb), false, 0);
-	close(sbfd);
-	if (!dev->meta_sb_map)
-		return famfs_fail(errno, "cannot map %s: %s", p, strerror(errno));
-	dev->sb = dev->meta_sb_map;
-	dev->size = dev->sb->daxdev.size;
-
 	snprintf(p, sizeof(p), "%s/%s", root, META_LOG);
-	dev->fd = open(p, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (dev->fd < 0)
-		return famfs_fail(errno, "cannot open %s%s: %s", p,
-				  rw ? " for writing" : "", strerror(errno));
-	dev->writable = rw;
-	return 0;
+	logfd = open(p, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (logfd < 0) {
+		rc = famfs_fail(errno, "cannot open %s%s: %s", p,
+				rw ? " for writing" : "", strerror(errno));
+		close(sbfd);
+		return rc;
+	}
+	return map_meta(root, sbfd, logfd, rw, dev);
 }
 
 static int open_raw(const char *path, bool rw, struct famfs_dev *dev)
 {
 	struct stat st;
-	int rc;
+	int rc = famfs_dax_make_readable(path);
 
+	if (rc)
+		return rc;
 	snprintf(dev->path, sizeof(dev->path), "%s", path);
 	dev->fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (dev->fd < 0) {
@@ -222,6 +236,12 @@ static int map_log(struct famfs_dev *dev)
 	return 0;
 }
 
+static int map_log_if_valid(struct famfs_dev *dev)
+{
+	famfs_dev_invalidate(dev, dev->sb, sizeof(*dev->sb));
+	return famfs_sb_check(dev->sb, dev->size) == 0 ? map_log(dev) : 0;
+}
+
 int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev)
 {
 	bool rw = flags & FAMFS_OPEN_RW;
@@ -238,26 +258,20 @@ int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev)
 				   open_raw(path, rw, dev);
 	if (rc)
 		goto fail;
-	famfs_dev_invalidate(dev, dev->sb, sizeof(*dev->sb));
-	if (famfs_sb_check(dev->sb, dev->size) == 0) {
-		rc = map_log(dev);
-		if (rc)
-			goto fail;
-	}
+	rc = map_log_if_valid(dev);
+	if (rc)
+		goto fail;
 	return 0;
 fail:
 	famfs_dev_close(dev);
 	return rc;
 }
 
-int famfs_dev_open_fs(const char *path, unsigned int flags,
-		      struct famfs_dev *dev)
+/* A famfs, not just a device: a valid superblock and log header. */
+static int check_fs(const char *path, struct famfs_dev *dev)
 {
-	int rc = famfs_dev_open(path, flags, dev);
+	int rc = famfs_sb_check(dev->sb, dev->size);
 
-	if (rc)
-		return rc;
-	rc = famfs_sb_check(dev->sb, dev->size);
 	if (rc) {
 		famfs_dev_close(dev);
 		return rc;
@@ -271,6 +285,33 @@ int famfs_dev_open_fs(const char *path, unsigned int flags,
 		famfs_dev_close(dev);
 	}
 	return rc;
+}
+
+int famfs_dev_open_fs(const char *path, unsigned int flags,
+		      struct famfs_dev *dev)
+{
+	int rc = famfs_dev_open(path, flags, dev);
+
+	return rc ? rc : check_fs(path, dev);
+}
+
+int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
+			    struct famfs_dev *dev)
+{
+	int fl = fcntl(logfd, F_GETFL);
+	int rc;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->fd = -1;
+	rc = map_meta(root, sbfd, logfd, fl >= 0 && (fl & O_ACCMODE) == O_RDWR,
+		      dev);
+	if (!rc)
+		rc = map_log_if_valid(dev);
+	if (rc) {
+		famfs_dev_close(dev);
+		return rc;
+	}
+	return check_fs(root, dev);
 }
 
 void famfs_dev_close(struct famfs_dev *dev)

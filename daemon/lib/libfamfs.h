@@ -187,6 +187,15 @@ struct famfs_dev {
 int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev);
 int famfs_dev_open_fs(const char *path, unsigned int flags,
 		      struct famfs_dev *dev);
+/*
+ * famfs_dev_open_fs() of the famfs mounted at @root from its open
+ * .meta/.superblock (@sbfd) and .meta/.log (@logfd, open read-only or
+ * read-write), both taken over (closed on failure and by
+ * famfs_dev_close()). No path is looked up: a daemon maps its own mount
+ * with it.
+ */
+int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
+			    struct famfs_dev *dev);
 void famfs_dev_close(struct famfs_dev *dev);
 /*
  * The root of the famfs mounted at or above the directory @path (found by
@@ -263,6 +272,17 @@ void famfs_say_kernel_driver(FILE *f, const char *prefix);
  * device_dax revokes mappings made through it.
  */
 int famfs_dax_bind(const char *devpath);
+/* Move devdax node DEVPATH to the dax driver DRIVER (as famfs_dax_bind()). */
+int famfs_dax_move(const char *devpath, const char *driver);
+/* The stock driver, whose node reads and maps the device. */
+#define FAMFS_READ_DRIVER "device_dax"
+/*
+ * Make devdax node DEVPATH readable: from a driver whose node has no mmap
+ * (fsdev_dax, where an earlier famfs mount left it on 7.3), or none, to
+ * FAMFS_READ_DRIVER. 0 also when there is nothing to do (DEVPATH is not
+ * devdax, or readable already); -EBUSY when it is mounted.
+ */
+int famfs_dax_make_readable(const char *devpath);
 
 /* ---- file data through the device mapping (DAX and FILE devices) ---- */
 

@@ -36,6 +36,14 @@ int modeopt_apply(const struct modeopt *m, const char *prog, const char *path,
 
 	if (!m->set_daxmode)
 		return 0;
+	if (famfs_kernel_dax_driver() && !famfs_kernel_dax_node_maps()) {
+		/* This tool could not read the device there. */
+		if (verbose)
+			printf("%s: -M: %s cannot be read on %s, so %s stays on device_dax; famfs-fused moves it there when it mounts\n",
+			       prog, famfs_kernel_dax_driver(),
+			       famfs_kernel_dax_driver(), path);
+		return 0;
+	}
 	rc = famfs_dax_bind(path);
 	if (rc == -ENODEV) {
 		/* an image file: no driver to switch */

@@ -161,13 +161,13 @@ unit_names() {
 check "mount.famfs --unit-name matches systemd-escape --path" unit_names
 
 # A restart takes the FUSE connection over from the fd store: the unit
-# must give the daemon a store that holds its two fds, and treat its
-# hand-over exit (75, SIGUSR1) as a restart rather than a failure.
+# must give the daemon a store that holds its four fds (two on 6.12), and
+# treat its hand-over exit (75, SIGUSR1) as a restart rather than a failure.
 fd_store() {
 	u=$B/units/famfs@.service
 	max=$(sed -n 's/^FileDescriptorStoreMax=//p' "$u")
 	echo "FileDescriptorStoreMax=$max"
-	[ "${max:-0}" -ge 2 ] &&
+	[ "${max:-0}" -ge 4 ] &&
 		grep -qx 'SuccessExitStatus=75' "$u" &&
 		grep -qx 'RestartForceExitStatus=75' "$u" &&
 		grep -q 'define FUSED_EXIT_HANDOVER 75$' daemon/fused/takeover.h

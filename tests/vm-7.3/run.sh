@@ -1,10 +1,10 @@
 #!/bin/sh
 # The VM tier on trixie-backports' 7.3 kernel: tests/vm/run.sh with
 # FAMFS_KLINE=7.3 (the 7.3 cache, linux-source-7.3 and dkms/patches/7.3),
-# the module cases that apply there, the fsdev_dax cases of
-# tests/vm/cases-7.3, the full-tree check of the 7.3 series and its ABI
-# check. The 6.12-only cases (famfs_dax, the driver that 7.3 does not
-# need) stay in the vm tier.
+# the module cases that apply there, the cases of tests/vm/cases-7.3 (the
+# daemon in famfs mode on fsdev_dax; fsdev_dax with a raw server), the
+# full-tree check of the 7.3 series and its ABI check. The 6.12-only cases
+# (famfs_dax, the driver that 7.3 does not need) stay in the vm tier.
 #
 #   tests/vm-7.3/run.sh [CASE,...]   default: the list below
 set -eu
@@ -14,4 +14,4 @@ FAMFS_KLINE=7.3
 VM_FULLTREE=1
 VM_EXTRA_CASES=$top/tests/vm/cases-7.3
 export FAMFS_KLINE VM_FULLTREE VM_EXTRA_CASES
-exec "$top/tests/vm/run.sh" "${1:-10-module,20-devdax,30-fuse-mount,40-famfs-mode,46-fsdev}"
+exec "$top/tests/vm/run.sh" "${1:-10-module,20-devdax,30-fuse-mount,40-famfs-mode,42-fused,46-fsdev}"

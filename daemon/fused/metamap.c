@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The superblock and log read through our own mount, on kernels whose
+ * famfs dax driver serves no mapping of the device node (fsdev_dax, 7.3).
+ *
+ * Before mounting, the device is on device_dax and we read it through its
+ * node as on any kernel (fused_metamap_begin(), then open_device()). Then
+ * we keep a copy of the superblock, drop that mapping and move the device
+ * to fsdev_dax (fused_metamap_handoff()): the mount needs it there.
+ *
+ * Once the kernel has answered INIT in famfs mode, a second thread clones
+ * our mount (open_tree(OPEN_TREE_CLONE): a detached copy that only we
+ * hold), opens .meta/.superblock and .meta/.log in it and maps them; the
+ * loop serves the LOOKUP, OPEN and GET_FMAP that this takes, and the
+ * kernel serves the faults. The loop then installs the mapping and only
+ * then reports the mount ready (fused_metamap_finish()). Until then there
+ * is no log to re-read: refreshes wait.
+ *
+ * The files are open in the clone, not in the mount everyone sees, so
+ * umount(8) of that one is not refused as busy. The clone keeps the file
+ * system alive, though, and the kernel would never end the connection:
+ * we watch the mount table and let go of the clone when our mount leaves
+ * it (fused_metamap_watch()); the connection then ends as usual.
+ *
+ * A successor taking the connection over (takeover.c) can do neither: the
+ * mount holds the device, and nobody serves the mount while it starts.
+ * The open .meta files travel with the connection in the fd store, and
+ * mapping them needs no daemon (fused_metamap_adopt()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fused.h"
+#include "mountinfo.h"
+#include "takeover.h"
+
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+
+/* What the mapping thread hands the loop. */
+static struct {
+	pthread_t thread;
+	bool running;
+	int wake[2]; /* the thread writes one byte when done */
+	int rc;
+	char err[2 * PATH_MAX + 256];
+	struct famfs_dev dev;
+	int sbfd, logfd; /* copies for the fd store */
+} job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1};
+
+static int mountinfo_fd = -1;
+static char mount_devno[32];
+
+static char why[2 * PATH_MAX + 256];
+
+const char *fused_metamap_begin(struct fused *fs)
+{
+	char drv[64], where[PATH_MAX];
+	bool rw;
+
+	if (fused_takeover_meta_kept())
+		return NULL; /* a successor: the kept files are its mapping */
+	if (famfs_dax_driver(fs->devpath, drv, sizeof(drv)))
+		return famfs_errmsg();
+	if (strcmp(drv, FAMFS_READ_DRIVER)) {
+		/*
+		 * On fsdev_dax since an earlier mount. Moving it while a
+		 * mount still uses it would fail that mount's files.
+		 */
+		if (famfs_mount_of(fs->devpath, where, sizeof(where), &rw) &&
+		    !(famfs_mount_dead(where) &&
+		      !strcmp(where, fs->mountpoint))) {
+			snprintf(
+				why, sizeof(why),
+				"%s is mounted at %s already; on this kernel a device serves one famfs mount",
+				fs->devpath, where);
+			return why;
+		}
+		if (famfs_dax_move(fs->devpath, FAMFS_READ_DRIVER)) {
+			snprintf(
+				why, sizeof(why),
+				"cannot move %s to %s to read its superblock and log: %s",
+				fs->devpath, FAMFS_READ_DRIVER, famfs_errmsg());
+			return why;
+		}
+	}
+	fs->meta_via_mount = true;
+	return NULL;
+}
+
+const char *fused_metamap_handoff(struct fused *fs)
+{
+	fs->sb_copy = *fs->dev.sb;
+	famfs_dev_close(&fs->dev);
+	fs->dev.sb = &fs->sb_copy;
+	fused_devloss_arm(fs);
+	if (!famfs_dax_bind(fs->devpath))
+		return NULL;
+	snprintf(why, sizeof(why), "%s", famfs_errmsg());
+	/* Leave it where users found it, not without a driver. */
+	famfs_dax_move(fs->devpath, FAMFS_READ_DRIVER);
+	return why;
+}
+
+/* The loop's mapping of @dev is ours now; its fds go to the fd store. */
+static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
+		    int logfd)
+{
+	fs->dev = *dev;
+	fs->sb_copy = *dev->sb;
+	fused_devloss_arm(fs);
+	if (sbfd >= 0 && logfd >= 0)
+		fused_takeover_store_meta(sbfd, logfd);
+	if (famfs_mount_devno(fs->mountpoint, mount_devno, sizeof(mount_devno)))
+		mountinfo_fd =
+			open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+}
+
+const char *fused_metamap_adopt(struct fused *fs)
+{
+	struct famfs_dev dev;
+	int sbfd, logfd;
+
+	if (!fused_takeover_meta_fds(&sbfd, &logfd))
+		return "the open .meta files were not kept with the connection";
+	if (famfs_dev_open_meta_fds(fs->mountpoint, sbfd, logfd, &dev))
+		return famfs_errmsg();
+	fs->meta_via_mount = true;
+	install(fs, &dev, -1, -1); /* the fd store has them still */
+	return NULL;
+}
+
+static int openat_meta(int dir, const char *name)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "%s/%s", FUSED_META_DIR, name);
+	return openat(dir, p, O_RDONLY | O_CLOEXEC);
+}
+
+static void *map_thread(void *arg)
+{
+	struct fused *fs = arg;
+	int tree, sbfd = -1, logfd = -1;
+
+	tree = (int)syscall(SYS_open_tree, AT_FDCWD, fs->mountpoint,
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree >= 0) {
+		sbfd = openat_meta(tree, FUSED_META_SB);
+		logfd = sbfd < 0 ? -1 : openat_meta(tree, FUSED_META_LOG);
+	}
+	if (tree < 0 || sbfd < 0 || logfd < 0) {
+		job.rc = -errno;
+		snprintf(
+			job.err, sizeof(job.err),
+			"cannot open the superblock and log through the mount at %s (%s): %s",
+			fs->mountpoint, tree < 0 ? "open_tree" : "openat",
+			strerror(errno));
+		if (sbfd >= 0)
+			close(sbfd);
+	} else {
+		job.sbfd = dup(sbfd);
+		job.logfd = dup(logfd);
+		job.rc = famfs_dev_open_meta_fds(fs->mountpoint, sbfd, logfd,
+						 &job.dev);
+		if (job.rc)
+			snprintf(
+				job.err, sizeof(job.err),
+				"cannot map the superblock and log through the mount at %s: %s",
+				fs->mountpoint, famfs_errmsg());
+	}
+	if (tree >= 0)
+		close(tree);
+	if (write(job.wake[1], "", 1) < 0) {
+		/* the loop is gone: nobody to tell */
+	}
+	return NULL;
+}
+
+int fused_metamap_start(struct fused *fs)
+{
+	int rc;
+
+	if (pipe2(job.wake, O_CLOEXEC) < 0)
+		return -errno;
+	rc = pthread_create(&job.thread, NULL, map_thread, fs);
+	if (rc) {
+		close(job.wake[0]);
+		close(job.wake[1]);
+		job.wake[0] = job.wake[1] = -1;
+		return -rc;
+	}
+	job.running = true;
+	return 0;
+}
+
+int fused_metamap_wake_fd(void)
+{
+	return job.running ? job.wake[0] : -1;
+}
+
+/* The same famfs as the one we read before mounting? */
+static bool same_fs(const struct famfs_omf_superblock *a,
+		    const struct famfs_omf_superblock *b)
+{
+	return !memcmp(a->fs_uuid, b->fs_uuid, sizeof(a->fs_uuid)) &&
+	       a->log_offset == b->log_offset && a->log_len == b->log_len &&
+	       a->daxdev.size == b->daxdev.size;
+}
+
+void fused_metamap_finish(struct fused *fs)
+{
+	char b;
+
+	if (read(job.wake[0], &b, 1) < 0 && errno == EAGAIN)
+		return;
+	pthread_join(job.thread, NULL);
+	job.running = false;
+	close(job.wake[0]);
+	close(job.wake[1]);
+	job.wake[0] = job.wake[1] = -1;
+	if (!job.rc && !same_fs(&fs->sb_copy, job.dev.sb)) {
+		famfs_dev_close(&job.dev);
+		job.rc = -ESTALE;
+		snprintf(
+			job.err, sizeof(job.err),
+			"the superblock seen through the mount at %s is not the one read from %s before mounting",
+			fs->mountpoint, fs->devpath);
+	}
+	if (job.rc) {
+		if (job.sbfd >= 0)
+			close(job.sbfd);
+		if (job.logfd >= 0)
+			close(job.logfd);
+		fused_ready(fs, job.err);
+		fuse_session_exit(fs->se);
+		return;
+	}
+	install(fs, &job.dev, job.sbfd, job.logfd);
+	close(job.sbfd);
+	close(job.logfd);
+	/* Entries logged while we mounted. */
+	fused_refresh(fs);
+	fused_log(L_INFO,
+		  "superblock and log of %s mapped through the mount at %s",
+		  fs->devpath, fs->mountpoint);
+	fused_ready(fs, NULL);
+}
+
+int fused_metamap_watch_fd(void)
+{
+	return mountinfo_fd;
+}
+
+void fused_metamap_watch(struct fused *fs)
+{
+	if (mountinfo_fd < 0 ||
+	    famfs_mount_with_devno(fs->mountpoint, mount_devno))
+		return;
+	/* Our mount is gone: let go of the clone, the connection then ends. */
+	close(mountinfo_fd);
+	mountinfo_fd = -1;
+	fused_takeover_forget_meta();
+	famfs_dev_close(&fs->dev);
+	fs->dev.sb = &fs->sb_copy;
+	fused_devloss_arm(fs);
+	fused_log(
+		L_NOTICE,
+		"%s was unmounted: the superblock and log mappings are released",
+		fs->mountpoint);
+}
