@@ -2,7 +2,7 @@
 # malformed reply fails the open of that file with an error, never the
 # kernel. minifuse answers GET_DAXDEV with /dev/dax0.0 (bound to
 # famfs_dax), so good maps read device memory.
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
 

@@ -3,7 +3,7 @@
 # minifuse's hello is one 2 MiB extent at offset 0 of its device 0, which
 # it names /dev/dax0.0; dax1.0, the second NVDIMM, is the decoy.
 plan 26
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
 t "second NVDIMM becomes dax1.0 on famfs_dax" sh -c '

@@ -7,7 +7,7 @@ export FAMFS_FUSED=/usr/bin/famfs-fused
 mkdir -p $M /opt/famfs
 plan $((40 + 2 * 3))	# 40 checks, and two for each of the three files
 
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 t "mkfs.famfs /dev/dax0.0" mkfs.famfs -f /dev/dax0.0
 t "mount.famfs in famfs mode (fallback=no)" mount.famfs /dev/dax0.0 $M -o fallback=no
 t "mount type is famfs_fuse" grep -q " $M famfs_fuse " /proc/mounts

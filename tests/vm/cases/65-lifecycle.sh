@@ -7,7 +7,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 
 
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 t "mount.famfs again (the famfs persists)" mount.famfs /dev/dax0.0 $M -o fallback=no
 t "files are still there" famfs verify -S 13 $M/il2
 pid=$(kv pid $S)

@@ -11,7 +11,7 @@ export FAMFS_FUSED=/usr/bin/famfs-fused
 mkdir -p $M /opt/famfs
 
 plan 8
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 # The famfs the earlier cases made, or a new one when this case runs alone.
 famfs fsck /dev/dax0.0 >/dev/console 2>&1 || mkfs.famfs -f /dev/dax0.0 >/dev/console 2>&1
 t "23 restarts (3 SIGKILL) in famfs mode: no failed operation, one mount; a stop unmounts" sh -c "

@@ -9,7 +9,7 @@ S=$M/.meta/.status
 L=/tmp/fused-hwpoison.log
 export FAMFS_FUSED=/usr/bin/famfs-fused
 
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L
 t "famfs creat a file to poison" famfs creat -s 8m -r -S 41 $M/poison
 t "files readable before the error" sh -c "famfs verify -S 41 $M/poison && famfs verify -S 13 $M/il2"

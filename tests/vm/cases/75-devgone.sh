@@ -11,7 +11,7 @@ S=$M/.meta/.status
 L=/tmp/fused-devgone.log
 export FAMFS_FUSED=/usr/bin/famfs-fused
 
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L
 t "a file to lose" sh -c "famfs creat -s 8m -r -S 75 $M/gone && famfs verify -S 75 $M/gone"
 pid=$(kv pid $S)

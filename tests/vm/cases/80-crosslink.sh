@@ -11,7 +11,7 @@ L=/tmp/fused-crosslink.log
 export FAMFS_FUSED=/usr/bin/famfs-fused
 
 mkdir -p $M
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 t "mkfs.famfs and mount.famfs" sh -c "
 	mkfs.famfs -f /dev/dax0.0 >/dev/null &&
 	mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L"

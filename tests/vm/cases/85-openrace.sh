@@ -14,7 +14,7 @@ FILES="$M/r0 $M/r1 $M/r2 $M/r3 $M/d/r4 $M/d/r5"
 COPIES=6	# openers per file: even ones read(2), odd ones mmap
 
 mkdir -p $M
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 t "mkfs.famfs and mount.famfs" sh -c "
 	mkfs.famfs -f /dev/dax0.0 >/dev/null &&
 	mount.famfs /dev/dax0.0 $M -o fallback=no"

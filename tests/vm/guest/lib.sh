@@ -112,12 +112,17 @@ finish() {
 	poweroff -f
 }
 
-# famfs_load: famfs_fuse.ko loaded and dax0.0 bound to its famfs_dax
-# driver (unbound from device_dax first); /dev/dax0.0 is then served by
-# famfs_dax.
+# famfs_load: famfs_fuse.ko loaded and dax0.0 ready for famfs. On 6.12
+# that is dax0.0 bound to the module's famfs_dax driver (unbound from
+# device_dax first), which then serves /dev/dax0.0. On 7.3 the kernel's
+# fsdev_dax serves famfs and its node cannot be read: dax0.0 stays where
+# it is, and the tools and the daemon move it as they need.
 famfs_load() {
 	grep -q '^famfs_fuse ' /proc/modules || insmod /lib/modules/famfs_fuse.ko || return 1
-	famfs_bind dax0.0
+	case $(uname -r) in
+	6.12.*) famfs_bind dax0.0 ;;
+	*) test -d /sys/bus/dax/drivers/fsdev_dax ;;
+	esac
 }
 
 # famfs_bind DEV [DRIVER]: dax device DEV bound to DRIVER (famfs_dax)
