@@ -133,13 +133,20 @@ int famfs_mount_root(const char *path, char *root, size_t len)
 static int map_meta(const char *root, int sbfd, int logfd, bool rw,
 		    struct famfs_dev *dev)
 {
-	struct stat st;
+	struct statx st;
 
 	snprintf(dev->path, sizeof(dev->path), "%s", root);
 	dev->kind = FAMFS_DEV_META;
 	dev->fd = logfd;
 	dev->writable = rw;
-	if (fstat(sbfd, &st) < 0 || st.st_size < (off_t)sizeof(*dev->sb)) {
+	/*
+	 * The size the kernel has, never asked of the daemon: a daemon
+	 * taking a connection over maps its .meta files before anyone
+	 * serves the mount (and their size never changes).
+	 */
+	if (statx(sbfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_SIZE,
+		  &st) < 0 ||
+	    st.stx_size < sizeof(*dev->sb)) {
 		close(sbfd);
 		return famfs_fail(EUCLEAN, "%s/%s is too small to be a famfs superblock",
 				  root, META_SB);
