@@ -125,15 +125,16 @@ famfs_load() {
 	esac
 }
 
+# famfs_bind DEV [DRIVER]: dax device DEV bound to DRIVER (famfs_dax)
 famfs_bind() {
-	local d=/sys/bus/dax/devices/$1 drv
+	local d=/sys/bus/dax/devices/$1 want=${2:-famfs_dax} drv
 	drv=$(readlink "$d/driver" 2>/dev/null)
-	[ "${drv##*/}" = famfs_dax ] && return 0
+	[ "${drv##*/}" = "$want" ] && return 0
 	[ -n "$drv" ] && echo "$1" >"$d/driver/unbind"
-	echo "$1" >/sys/bus/dax/drivers/famfs_dax/new_id 2>/dev/null ||
-		echo "$1" >/sys/bus/dax/drivers/famfs_dax/bind
+	echo "$1" >/sys/bus/dax/drivers/$want/new_id 2>/dev/null ||
+		echo "$1" >/sys/bus/dax/drivers/$want/bind
 	drv=$(readlink "$d/driver" 2>/dev/null)
-	[ "${drv##*/}" = famfs_dax ]
+	[ "${drv##*/}" = "$want" ]
 }
 
 # kv KEY FILE: the value of KEY= in a key=value file
