@@ -9,7 +9,8 @@
 #                   lockdep; built once and cached: over an hour cold)
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
-#   make bench      benchmarks, one run: table, build-bench/bench.json, plot
+#   make bench      benchmarks, one run (guests on 6.12 and 7.3): table,
+#                   build-bench/bench.json, plots
 #   make fuzz       each libFuzzer harness for 10 minutes
 #   make deb, rpm   packages from the committed tree, into build-pkg/
 #   make install    install the build (prefix /usr/local; DESTDIR honoured)

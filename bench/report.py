@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The report of `make bench`: reads the RESULT lines that bench/meta.py,
-bench/fallback_read.sh, bench/restart.sh and bench/vm.sh left in
-OUT/*.txt and writes
+bench/fallback_read.sh, bench/restart.sh and bench/vm.sh (once per kernel
+line: groups vm_* on 6.12, vm73_* on 7.3) left in OUT/*.txt and writes
 
   OUT/bench.json   every figure (all RESULT keys) and the table's rows
   OUT/table.txt    the table, also printed
@@ -37,6 +37,9 @@ def parse(out):
                 kv = {}
                 for w in words[2:]:
                     k, _, v = w.partition("=")
+                    if k == "kernel":  # a line like 7.3, not a number
+                        kv[k] = v
+                        continue
                     try:
                         kv[k] = int(v)
                     except ValueError:
@@ -55,50 +58,85 @@ def size(n):
     return "%d B" % n
 
 
-# The table: (figure, group, ratio key or None, how to show the values).
-def rows(g):
-    def ratio(group, key):
-        r = g[group]
-        return {"median": r[key], "min": r[key + "_min"],
-                "max": r[key + "_max"]}
+# The kernel lines of the guest step: (line, group prefix, whether the
+# famfs device's own node maps: famfs_dax on 6.12 does, fsdev_dax on 7.3
+# has no mmap, so there is no raw node side there).
+KLINES = (("6.12", "vm_", True), ("7.3", "vm73_", False))
 
+
+def ratio_of(g, group, key):
+    r = g[group]
+    return {"median": r[key], "min": r[key + "_min"], "max": r[key + "_max"]}
+
+
+# The guest's rows of one kernel line, as (group, make) for rows().
+def vm_rows(g, kline, pre, raw):
     def vm(name, side, key, what):
-        r = g[name]
+        r = g[pre + name]
         base = "dmap" if key == "dratio" else "rmap"
-        return (what, ratio(name, side + "_" + key),
+        return ("%s %s" % (kline, what),
+                ratio_of(g, pre + name, side + "_" + key),
                 "%.0f vs %.0f MiB/s (%d passes)" % (r[side + "_mibs"],
                                                     r[base + "_mibs"],
                                                     r["passes"]))
+
+    def no_raw(what):
+        return ("%s %s" % (kline, what), "n/a",
+                "not applicable on %s: fsdev_dax's node has no mmap" % kline)
+
+    def raw_row(name, what):
+        if raw:
+            return vm(name, "fmap", "ratio", what)
+        if pre + name not in g:  # the row only where the line ran
+            raise KeyError(pre + name)
+        return no_raw(what)
+
     stock, node = "stock devdax mmap", "raw node mmap (same memory)"
-    table = [
-        ("vm_seq", lambda: vm("vm_seq", "fmap", "dratio",
-                              "famfs mmap / %s, sequential 1 MiB" % stock)),
-        ("vm_a64", lambda: vm("vm_a64", "fmap", "dratio",
-                              "famfs mmap / %s, random 64 B" % stock)),
-        ("vm_seq", lambda: vm("vm_seq", "fmap", "ratio",
-                              "famfs mmap / %s, sequential 1 MiB" % node)),
-        ("vm_a64", lambda: vm("vm_a64", "fmap", "ratio",
-                              "famfs mmap / %s, random 64 B" % node)),
-        ("vm_seq", lambda: vm("vm_seq", "fread", "dratio",
-                              "famfs read(2) / memcpy from %s, sequential "
-                              "1 MiB" % stock)),
-        ("vm_a65536", lambda: vm("vm_a65536", "fread", "dratio",
-                                 "famfs read(2) / memcpy from %s, random "
-                                 "64 KiB" % stock)),
-        ("vm_a64", lambda: vm("vm_a64", "fread", "dratio",
-                              "famfs read(2) / memcpy from %s, random 64 B"
-                              % stock)),
-        ("vm_mmap_touch", lambda: (
-            "page faults per GiB, first mmap touch (famfs; stock; raw node)",
-            None, "%d; %d; %d" % (g["vm_mmap_touch"]["faults_per_gib"],
-                                  g["vm_setup"]["dmap_faults_per_gib"],
-                                  g["vm_setup"]["rmap_faults_per_gib"]))),
-        ("vm_mmap_touch", lambda: (
-            "daemon requests per GiB: mmap touch; read(2) of %s"
-            % size(g["vm_read_requests"]["bytes"]), None,
+    return [
+        (pre + "seq", lambda: vm("seq", "fmap", "dratio",
+                                 "famfs mmap / %s, sequential 1 MiB" % stock)),
+        (pre + "a64", lambda: vm("a64", "fmap", "dratio",
+                                 "famfs mmap / %s, random 64 B" % stock)),
+        (pre + "seq", lambda: raw_row(
+            "seq", "famfs mmap / %s, sequential 1 MiB" % node)),
+        (pre + "a64", lambda: raw_row(
+            "a64", "famfs mmap / %s, random 64 B" % node)),
+        (pre + "seq", lambda: vm("seq", "fread", "dratio",
+                                 "famfs read(2) / memcpy from %s, sequential "
+                                 "1 MiB" % stock)),
+        (pre + "a65536", lambda: vm("a65536", "fread", "dratio",
+                                    "famfs read(2) / memcpy from %s, random "
+                                    "64 KiB" % stock)),
+        (pre + "a64", lambda: vm("a64", "fread", "dratio",
+                                 "famfs read(2) / memcpy from %s, random 64 B"
+                                 % stock)),
+        (pre + "mmap_touch", lambda: (
+            "%s page faults per GiB, first mmap touch (famfs; stock; raw "
+            "node)" % kline, None, "%d; %d; %s" % (
+                g[pre + "mmap_touch"]["faults_per_gib"],
+                g[pre + "setup"]["dmap_faults_per_gib"],
+                "%d" % g[pre + "setup"]["rmap_faults_per_gib"] if raw
+                else "n/a"))),
+        (pre + "mmap_touch", lambda: (
+            "%s daemon requests per GiB: mmap touch; read(2) of %s"
+            % (kline, size(g[pre + "read_requests"]["bytes"])), None,
             "%d; %d (per open: open, release, attributes)" % (
-                g["vm_mmap_touch"]["requests_per_gib"],
-                g["vm_read_requests"]["requests"]))),
+                g[pre + "mmap_touch"]["requests_per_gib"],
+                g[pre + "read_requests"]["requests"]))),
+    ]
+
+
+# The table: (group, make); make() gives (figure, ratio, values) where
+# ratio is a {median, min, max} dict, None (a count, no ratio) or "n/a"
+# (no such side on that kernel line).
+def rows(g):
+    def ratio(group, key):
+        return ratio_of(g, group, key)
+
+    table = []
+    for kline, pre, raw in KLINES:
+        table += vm_rows(g, kline, pre, raw)
+    table += [
         ("fallback", lambda: (
             "fallback read / raw file read, client (daemon serves)",
             ratio("fallback", "client_ratio"),
@@ -160,58 +198,75 @@ def rows(g):
             figure, r, values = make()
         except KeyError:
             continue
-        out.append({"figure": figure, "ratio": r, "values": values,
-                    "group": group})
+        row = {"figure": figure, "ratio": r, "values": values,
+               "group": group}
+        for kline, pre, _ in KLINES:
+            if group.startswith(pre):
+                row["kernel"] = kline
+        out.append(row)
     return out
 
 
 def render(table):
-    lines = ["%-64s %-22s %s" % ("figure", "ratio median [min-max]",
+    lines = ["%-69s %-22s %s" % ("figure", "ratio median [min-max]",
                                  "values")]
     for row in table:
         r = row["ratio"]
-        shown = ("%.3f [%.3f-%.3f]" % (r["median"], r["min"], r["max"])
-                 if r else "-")
-        lines.append("%-64s %-22s %s" % (row["figure"], shown,
+        if isinstance(r, dict):
+            shown = "%.3f [%.3f-%.3f]" % (r["median"], r["min"], r["max"])
+        else:
+            shown = r or "-"
+        lines.append("%-69s %-22s %s" % (row["figure"], shown,
                                          row["values"]))
     return "\n".join(lines) + "\n"
 
 
-def sweep(out, g):
+def sweep(out, g, kline, pre, raw):
+    """sweep.dat and sweep.png (6.12), sweep-7.3.* (7.3): one kernel line's
+    random reads; without a raw node side its column is nan, not plotted."""
+    sfx = "" if kline == KLINES[0][0] else "-" + kline
     pts = sorted((r["access"], r) for name, r in g.items()
-                 if name.startswith("vm_a") and r.get("pattern") == "rand")
+                 if name.startswith(pre + "a") and
+                 r.get("pattern") == "rand")
     if not pts:
         return None
-    dat = os.path.join(out, "sweep.dat")
+    dat = os.path.join(out, "sweep%s.dat" % sfx)
+    nan = float("nan")
     with open(dat, "w") as f:
         f.write("# access_bytes famfs_mmap raw_node_mmap famfs_read "
-                "stock_devdax_mmap (MiB/s, medians, random reads)\n")
+                "stock_devdax_mmap (MiB/s, medians, random reads; "
+                "kernel %s)\n" % kline)
         for a, r in pts:
             f.write("%d %.1f %.1f %.1f %.1f\n" % (
-                a, r["fmap_mibs"], r["rmap_mibs"], r["fread_mibs"],
-                r.get("dmap_mibs", float("nan"))))
+                a, r["fmap_mibs"], r.get("rmap_mibs", nan), r["fread_mibs"],
+                r.get("dmap_mibs", nan)))
     if not shutil.which("gnuplot"):
         print("report: no gnuplot (DEPS_BENCH=1 scripts/deps.sh): "
-              "no sweep.png", file=sys.stderr)
+              "no sweep%s.png" % sfx, file=sys.stderr)
         return None
-    png = os.path.join(out, "sweep.png")
+    png = os.path.join(out, "sweep%s.png" % sfx)
     xtics = ", ".join('"%s" %d' % (size(a).replace(" ", ""), a)
                       for a, _ in pts)
+    lines = ['"%s" using 1:2 with linespoints lw 2 title "famfs mmap + '
+             'memcpy"' % dat,
+             '"" using 1:5 with linespoints lw 2 dt 2 title "stock devdax '
+             'mmap + memcpy"']
+    if raw:
+        lines.append('"" using 1:3 with linespoints lw 2 dt 3 title "raw '
+                     'node mmap (same memory) + memcpy"')
+    lines.append('"" using 1:4 with linespoints lw 2 title "famfs read(2)"')
     script = """
 set terminal pngcairo size 960,600 font ",11"
 set output "%s"
-set title "Random reads from a 1 GiB famfs file and from raw devdax mappings\\n(QEMU TCG guest, median of %d passes)"
+set title "Random reads from a 1 GiB famfs file and from raw devdax mappings\\n(QEMU TCG guest, kernel %s, median of %d passes)"
 set xlabel "access size (bytes copied per access)"
 set ylabel "MiB/s"
 set logscale xy 2
 set xtics (%s)
 set grid
 set key bottom right
-plot "%s" using 1:2 with linespoints lw 2 title "famfs mmap + memcpy", \\
-     "" using 1:5 with linespoints lw 2 dt 2 title "stock devdax mmap + memcpy", \\
-     "" using 1:3 with linespoints lw 2 dt 3 title "raw node mmap (same memory) + memcpy", \\
-     "" using 1:4 with linespoints lw 2 title "famfs read(2)"
-""" % (png, pts[0][1]["passes"], xtics, dat)
+plot %s
+""" % (png, kline, pts[0][1]["passes"], xtics, ", \\\n     ".join(lines))
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     return png
 
@@ -223,14 +278,18 @@ def main():
     g = parse(out)
     table = rows(g)
     expected = ["meta_creat", "meta_batch", "meta_replay", "meta_mount",
-                "fallback", "restart", "vm_setup", "vm_seq", "vm_a64",
-                "vm_mmap_touch", "vm_read_requests"]
+                "fallback", "restart"]
+    for _, pre, _ in KLINES:
+        expected += [pre + k for k in ("setup", "seq", "a64", "mmap_touch",
+                                       "read_requests")]
     missing = [e for e in expected if e not in g]
     text = render(table)
     with open(os.path.join(out, "table.txt"), "w") as f:
         f.write(text)
     print(text, end="")
-    png = sweep(out, g)
+    plots = {kline: sweep(out, g, kline, pre, raw)
+             for kline, pre, raw in KLINES}
+    png = plots[KLINES[0][0]]
     commit = subprocess.run(["git", "-C", TOP, "rev-parse", "--short",
                              "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -239,8 +298,10 @@ def main():
                        timespec="seconds"),
                    "commit": commit, "host": platform.node(),
                    "table": table, "results": g, "missing": missing,
-                   "plot": png}, f, indent=1, sort_keys=True)
-    print("report: %s/bench.json%s" % (out, ", " + png if png else ""))
+                   "plot": png, "plots": plots}, f, indent=1,
+                  sort_keys=True)
+    print("report: %s/bench.json%s" % (
+        out, "".join(", " + p for p in plots.values() if p)))
     if missing:
         print("report: missing figures: %s" % " ".join(missing),
               file=sys.stderr)

@@ -9,12 +9,15 @@
 # this host), fallback (bench/fallback_read.sh: FUSE fallback read vs the
 # raw file; this host), restart (bench/restart.sh: the blackout of a
 # daemon restart that keeps the mount, fallback mode; this host), vm
-# (bench/vm.sh: one QEMU guest, the kernel data path). A failed step is reported and its figures are missing; the
-# others still run. Exit status 0 only when every step and the report
+# (bench/vm.sh 6.12: one QEMU guest on trixie's kernel, the kernel data
+# path), vm-7.3 (bench/vm.sh 7.3: the same on trixie-backports' 7.3 kernel,
+# famfs on fsdev_dax). A failed step is reported and its figures are
+# missing; the others still run. Exit status 0 only when every step and the report
 # succeeded.
 #
 # Environment: BENCH_OUT (default build-bench), BUILD_DIR (build),
-# BENCH_QUICK=1 (short smoke run: fewer passes, less data).
+# BENCH_QUICK=1 (short smoke run: fewer passes, less data); the guests
+# use FAMFS_CACHE (6.12) and FAMFS_CACHE_7_3 (7.3) as tests/vm/run.sh does.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${BENCH_OUT:-$top/build-bench}
@@ -24,7 +27,7 @@ if [ -n "${BENCH_QUICK:-}" ]; then
 		SIZE_MIB=${SIZE_MIB:-256}
 fi
 mkdir -p "$out"
-rm -f "$out"/*.txt "$out/bench.json" "$out/sweep.png" "$out/sweep.dat"
+rm -f "$out"/*.txt "$out/bench.json" "$out"/sweep*.png "$out"/sweep*.dat
 failed=""
 
 step() { # step NAME CMD...: run CMD, keep its output in OUT/NAME.txt
@@ -45,7 +48,8 @@ cd "$top" || exit 1
 step meta bench/meta.py
 step fallback bench/fallback_read.sh
 step restart bench/restart.sh
-step vm bench/vm.sh
+step vm bench/vm.sh 6.12
+step vm-7.3 bench/vm.sh 7.3
 python3 bench/report.py "$out" || failed="$failed report"
 if [ -n "$failed" ]; then
 	echo "bench: failed:$failed" >&2

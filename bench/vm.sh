@@ -1,12 +1,16 @@
 #!/bin/sh
-# The kernel data path, measured in one QEMU guest (the tests/vm harness,
-# with bench/vm/90-bench.sh as its case and bench/vm/fbench.c as its
-# helper): a 1 GiB famfs file in famfs mode read by mmap and read(2)
-# against the same device memory through a raw /dev/dax0.0 mapping, in
-# interleaved passes; page faults and daemon requests per GiB. Prints the
-# guest's "RESULT ..." lines (bench/report.py reads them).
+# The kernel data path, measured in one QEMU guest on one kernel line (the
+# tests/vm harness, with bench/vm/90-bench.sh as its case and
+# bench/vm/fbench.c as its helper): a 1 GiB famfs file in famfs mode read
+# by mmap and read(2) against a stock devdax mapping and, on 6.12, the
+# same device memory through a raw /dev/dax0.0 mapping, in interleaved
+# passes; page faults and daemon requests per GiB. Prints the guest's
+# "RESULT ..." lines (bench/report.py reads them): groups vm_* on 6.12,
+# vm73_* on 7.3, each line with kernel=LINE added.
 #
-#   bench/vm.sh
+#   bench/vm.sh [6.12|7.3]       default 6.12 (trixie's kernel); 7.3 is
+#                                trixie-backports' (FAMFS_KLINE=7.3 of
+#                                tests/vm/run.sh, cache FAMFS_CACHE_7_3)
 #
 # Environment: BENCH_PASSES (default 10), BENCH_OUT (default build-bench),
 # BENCH_QUICK=1 for a short smoke run (3 passes, less data per pass).
@@ -15,6 +19,15 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${BENCH_OUT:-$top/build-bench}
+line=${1:-6.12}
+case $line in
+6.12) group=vm_ sfx= ;;
+7.3) group=vm73_ sfx=-7.3 ;;
+*)
+	echo "bench/vm.sh: no kernel line '$line' (6.12, 7.3)" >&2
+	exit 2
+	;;
+esac
 passes=${BENCH_PASSES:-10}
 # Per side and pass: the sequential read covers seq_mib of the file; each
 # random access size is read sweep_count times, but at most sweep_mib.
@@ -35,22 +48,23 @@ specs=$(awk -v seq="$seq_mib" -v cnt="$sweep_count" -v cap="$sweep_mib" 'BEGIN {
 	printf " a2097152:rand:2097152:%d\n", b
 }')
 
-mkdir -p "$out/vm-bin" "$out/vm-cases"
-${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/vm-bin/fbench" \
+bin=$out/vm-bin$sfx cases=$out/vm-cases$sfx
+mkdir -p "$bin" "$cases"
+${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$bin/fbench" \
 	"$top/bench/vm/fbench.c"
 # The guest case with its settings in front.
 {
-	echo "PASSES=$passes SPECS='$specs' READ_SIZE=$((seq_mib << 20))"
+	echo "KLINE=$line PASSES=$passes SPECS='$specs' READ_SIZE=$((seq_mib << 20))"
 	cat "$top/bench/vm/90-bench.sh"
-} >"$out/vm-cases/90-bench.sh"
+} >"$cases/90-bench.sh"
 
 # A second NVDIMM for the stock device_dax baseline (sparse backing file).
-nv=$out/stock-pmem.img
+nv=$out/stock-pmem$sfx.img
 rm -f "$nv"
 truncate -s 1152M "$nv"
-log=$out/vm.log
-if ! VM_TIMEOUT=${VM_TIMEOUT:-900} VM_EXTRA_CASES="$out/vm-cases" \
-	VM_EXTRA_BIN="$out/vm-bin" VM_QEMU_ARGS="-object \
+log=$out/vm$sfx.log
+if ! FAMFS_KLINE=$line VM_TIMEOUT=${VM_TIMEOUT:-900} \
+	VM_EXTRA_CASES="$cases" VM_EXTRA_BIN="$bin" VM_QEMU_ARGS="-object \
 memory-backend-file,id=pmem1,share=on,mem-path=$nv,size=1152M,align=2M \
 -device nvdimm,memdev=pmem1,id=nvdimm1" \
 	"$top/tests/vm/run.sh" 20-devdax,90-bench >"$log" 2>&1; then
@@ -60,4 +74,6 @@ memory-backend-file,id=pmem1,share=on,mem-path=$nv,size=1152M,align=2M \
 	exit 1
 fi
 rm -f "$nv"
-sed -n 's/^# bench: //p' "$log"
+sed -n 's/^# bench: //p' "$log" | awk -v g="$group" -v k="$line" '
+	$1 == "RESULT" { sub(/^vm_/, g, $2); print $0 " kernel=" k; next }
+	{ print }'

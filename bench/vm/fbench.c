@@ -3,7 +3,7 @@
  * fbench: the guest half of the data-path benchmark (bench/vm.sh). Static,
  * no libraries; built on the host and put into the guest's /usr/bin.
  *
- *   fbench [-d STOCKDEV] FILE DEV DEVOFF SIZE PASSES SPEC...
+ *   fbench [-d STOCKDEV] FILE DEV|- DEVOFF SIZE PASSES SPEC...
  *
  * The first SIZE bytes of the famfs file FILE are one extent at byte
  * DEVOFF of the devdax device DEV, so three sides read the very same
@@ -16,6 +16,10 @@
  * and with -d a fourth reads other memory of the same kind:
  *   dmap   STOCKDEV, a devdax device on the stock device_dax driver,
  *          mapped at 0 (2 MiB page faults): devdax as users know it
+ * DEV "-" leaves rmap out (DEVOFF is then ignored): where the kernel's
+ * driver of a famfs device has no mmap (fsdev_dax on 7.3), the file's
+ * memory has no raw mapping to compare with, and only the ratios against
+ * dmap are printed.
  * A raw /dev/dax device has no read(2) (it gives EINVAL), so the baseline
  * of fread is the same copy done from a raw mapping: memcpy into the
  * same user buffer.
@@ -65,7 +69,8 @@ struct spec {
 
 struct target {
 	int fd;		       /* FILE, for fread */
-	const uint8_t *map[3]; /* FMAP, RMAP, DMAP (NULL without -d) */
+	const uint8_t *map[3]; /* FMAP, RMAP, DMAP (NULL if left out) */
+	int has[NSIDES];       /* the sides measured */
 	uint64_t size;
 	uint8_t *buf;
 };
@@ -217,12 +222,14 @@ static void stats(double *v, int n, double *med, double *lo, double *hi)
  * " SIDE_KEY=median SIDE_KEY_min=... SIDE_KEY_max=..." of the throughput
  * ratio side/base within each pass (= base time / side time).
  */
-static void ratio(const struct spec *sp, int passes, enum side sd,
-		  enum side base, const char *key)
+static void ratio(const struct target *tg, const struct spec *sp, int passes,
+		  enum side sd, enum side base, const char *key)
 {
 	double v[MAX_PASSES], m, lo, hi;
 	int i;
 
+	if (!tg->has[sd] || !tg->has[base])
+		return;
 	for (i = 0; i < passes; i++)
 		v[i] = sp->t[base][i] / sp->t[sd][i];
 	stats(v, passes, &m, &lo, &hi);
@@ -230,7 +237,7 @@ static void ratio(const struct spec *sp, int passes, enum side sd,
 	       m, side_name[sd], key, lo, side_name[sd], key, hi);
 }
 
-static void report(const struct spec *sp, int passes, int nsides)
+static void report(const struct target *tg, const struct spec *sp, int passes)
 {
 	double mib = sp->bytes / (double)(1 << 20), v[MAX_PASSES], m, lo, hi;
 	int s, i;
@@ -240,7 +247,7 @@ static void report(const struct spec *sp, int passes, int nsides)
 	       (unsigned long long)sp->access, (unsigned long long)sp->bytes,
 	       passes);
 	for (s = 0; s < NSIDES; s++) {
-		if (s == DMAP && nsides < NSIDES)
+		if (!tg->has[s])
 			continue;
 		for (i = 0; i < passes; i++)
 			v[i] = mib / sp->t[s][i];
@@ -248,37 +255,35 @@ static void report(const struct spec *sp, int passes, int nsides)
 		printf(" %s_mibs=%.1f", side_name[s], m);
 	}
 	/* against the raw node (same memory) and the stock driver */
-	ratio(sp, passes, FMAP, RMAP, "ratio");
-	ratio(sp, passes, FREAD, RMAP, "ratio");
-	if (nsides == NSIDES) {
-		ratio(sp, passes, FMAP, DMAP, "dratio");
-		ratio(sp, passes, FREAD, DMAP, "dratio");
-		ratio(sp, passes, RMAP, DMAP, "dratio");
-	}
+	ratio(tg, sp, passes, FMAP, RMAP, "ratio");
+	ratio(tg, sp, passes, FREAD, RMAP, "ratio");
+	ratio(tg, sp, passes, FMAP, DMAP, "dratio");
+	ratio(tg, sp, passes, FREAD, DMAP, "dratio");
+	ratio(tg, sp, passes, RMAP, DMAP, "dratio");
 	printf("\n");
 }
 
 int main(int argc, char **argv)
 {
 	static struct spec specs[MAX_SPECS];
-	enum side act[NSIDES] = {FMAP, RMAP, FREAD, DMAP};
+	const enum side order[NSIDES] = {FMAP, RMAP, FREAD, DMAP};
+	enum side act[NSIDES];
 	const char *stock = NULL;
-	struct target tg;
+	struct target tg = {0};
 	uint64_t devoff, maxacc = 0;
-	int passes, nspecs, nsides = 3, dfd, p, i, k;
-	double ff, rf, df = -1;
+	int passes, nspecs, nsides = 0, dfd = -1, p, i, k;
+	double ff, rf = -1, df = -1;
 	struct stat st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 2 && !strcmp(argv[1], "-d")) {
 		stock = argv[2];
-		nsides = 4;
 		argv += 2;
 		argc -= 2;
 	}
 	if (argc < 7 || argc - 6 > MAX_SPECS) {
 		fprintf(stderr,
-			"usage: fbench [-d STOCKDEV] FILE DEV DEVOFF SIZE PASSES SPEC... (see fbench.c)\n");
+			"usage: fbench [-d STOCKDEV] FILE DEV|- DEVOFF SIZE PASSES SPEC... (see fbench.c)\n");
 		return 2;
 	}
 	devoff = num(argv[3]);
@@ -294,9 +299,16 @@ int main(int argc, char **argv)
 		if (specs[i].access > maxacc)
 			maxacc = specs[i].access;
 	}
+	tg.has[FMAP] = tg.has[FREAD] = 1;
+	tg.has[RMAP] = strcmp(argv[2], "-") != 0;
+	tg.has[DMAP] = stock != NULL;
+	for (k = 0; k < NSIDES; k++)
+		if (tg.has[order[k]])
+			act[nsides++] = order[k];
 	tg.fd = open(argv[1], O_RDONLY);
-	dfd = open(argv[2], O_RDONLY);
-	if (tg.fd < 0 || dfd < 0)
+	if (tg.has[RMAP])
+		dfd = open(argv[2], O_RDONLY);
+	if (tg.fd < 0 || (tg.has[RMAP] && dfd < 0))
 		fail("cannot open FILE or DEV", strerror(errno));
 	if (fstat(tg.fd, &st) || (uint64_t)st.st_size < tg.size)
 		fail("FILE is smaller than SIZE", argv[1]);
@@ -305,11 +317,14 @@ int main(int argc, char **argv)
 		fail("out of memory", NULL);
 	memset(tg.buf, 0, maxacc);
 	tg.map[FMAP] = map(tg.fd, tg.size, 0);
-	tg.map[RMAP] = map(dfd, tg.size, devoff);
 	ff = first_touch(tg.map[FMAP], tg.size);
-	rf = first_touch(tg.map[RMAP], tg.size);
-	if (memcmp(tg.map[FMAP], tg.map[RMAP], tg.size))
-		fail("FILE and DEV at DEVOFF differ: wrong DEVOFF?", NULL);
+	if (tg.has[RMAP]) {
+		tg.map[RMAP] = map(dfd, tg.size, devoff);
+		rf = first_touch(tg.map[RMAP], tg.size);
+		if (memcmp(tg.map[FMAP], tg.map[RMAP], tg.size))
+			fail("FILE and DEV at DEVOFF differ: wrong DEVOFF?",
+			     NULL);
+	}
 	if (stock) {
 		int sfd = open(stock, O_RDONLY);
 
@@ -318,8 +333,11 @@ int main(int argc, char **argv)
 		tg.map[DMAP] = map(sfd, tg.size, 0);
 		df = first_touch(tg.map[DMAP], tg.size);
 	}
-	printf("RESULT vm_setup size=%llu passes=%d fmap_faults_per_gib=%.0f rmap_faults_per_gib=%.0f dmap_faults_per_gib=%.0f\n",
-	       (unsigned long long)tg.size, passes, ff, rf, df);
+	printf("RESULT vm_setup size=%llu passes=%d fmap_faults_per_gib=%.0f",
+	       (unsigned long long)tg.size, passes, ff);
+	if (tg.has[RMAP])
+		printf(" rmap_faults_per_gib=%.0f", rf);
+	printf(" dmap_faults_per_gib=%.0f\n", df);
 
 	/* The sides' order rotates from pass to pass. */
 	for (p = 0; p < passes; p++)
@@ -330,6 +348,6 @@ int main(int argc, char **argv)
 				specs[i].t[sd][p] = run(&tg, &specs[i], sd);
 			}
 	for (i = 0; i < nspecs; i++)
-		report(&specs[i], passes, nsides);
+		report(&tg, &specs[i], passes);
 	return 0;
 }
