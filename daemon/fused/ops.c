@@ -327,12 +327,8 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	 * the master every write to a file comes through this mount (clients
 	 * are read-only), so its page cache stays true and is kept; the log
 	 * is the exception: other tools may repair it behind our back.
-	 * In famfs mode there is no copy to go stale: the pages are the
-	 * device's. Dropping them at an open would tear the entries out from
-	 * under mappings others hold (on 7.3 the daemon's own of the log,
-	 * which the kernel warns of in dax_folio_put()), so they are kept.
 	 */
-	fi->keep_cache = fs->famfs_mode || (n && !fs->readonly);
+	fi->keep_cache = n && !fs->readonly;
 	/*
 	 * In famfs mode files have no page cache: dropping it at open would
 	 * only unmap the file from everyone who maps it (the daemon itself
