@@ -2,9 +2,10 @@
 # famfs_dax there). The claim with fs_dax_get(): one connection at a time,
 # released when it ends, refused on device_dax; the data path; unbinding
 # fsdev_dax under a mapping (dkms patch 0005, finding 6 on 7.3); a memory
-# error (notify_failure) and its record across claims (finding 15 on 7.3).
-# minifuse serves hello (22 bytes) from offset 0 of /dev/dax0.0.
-plan 19
+# error (notify_failure), the file it names in the log (patch 0007) and its
+# record across claims (finding 15 on 7.3). minifuse serves hello (22
+# bytes) from offset 0 of /dev/dax0.0 (from 2 MiB for the memory error).
+plan 20
 FF=/lib/modules/famfs_fuse.ko
 mkdir -p /mnt/f /mnt/g
 drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)"; }
@@ -95,15 +96,25 @@ t "the process that held the mapping gets SIGBUS on its next access" sh -c "
 	cat /tmp/h46; echo exit $rc46; [ $rc46 -eq \$((128 + 7)) ]"
 gone() { umount /mnt/f && famfs_idle && dax_bind fsdev_dax; }
 t "unmount after the unbind; fsdev_dax bound again" gone
-# A memory error on a mapped famfs page.
+# A memory error on a mapped famfs page; hello's map is here one extent at
+# offset 2 MiB of device 0.
 poison() {
 	mark poison
-	minifuse -F /mnt/f || return 1
+	minifuse -F -m good-2m /mnt/f || return 1
 	fvt hwpoison /mnt/f/hello 0 || return 1
 	since poison | grep -E 'famfs|emory failure'
 	since poison | grep -q 'device failed, its famfs files now fail with EIO'
 }
 t "MADV_HWPOISON: SIGBUS, notify_failure fails the device (logged)" poison
+# The poisoned page is file offset 0 and device offset 2 MiB; the line
+# names the file by its path in the mount and the inode number stat
+# reports.
+named() {
+	local ino
+	ino=$(stat -c %i /mnt/f/hello) || return 1
+	since poison | grep -F "famfs: memory error in /hello (inode $ino) at file offset 0x0 (dax device 0 offset 0x200000)"
+}
+t "the kernel log names the file the error hit, and the file offset" named
 t "read(2) of the file after the error: EIO" fvt expect EIO read /mnt/f/hello
 remembered() {
 	local r

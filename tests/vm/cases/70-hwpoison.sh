@@ -3,7 +3,7 @@
 # further access to its files fails cleanly, the daemon logs it and
 # famfs status reports it, the kernel stays up and the mount unmounts.
 # The error outlives the binding until the administrator clears it.
-plan 22
+plan 23
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-hwpoison.log
@@ -20,6 +20,12 @@ dmesg -c >/dev/console
 t "MADV_HWPOISON on a mapped famfs page: SIGBUS" fvt hwpoison $M/poison 0x100000
 t "the kernel logged the memory error and failed the device" sh -c "
 	dmesg | grep -E 'famfs|Memory failure|memory failure'; dmesg | grep -q 'device failed'"
+# The poisoned page is at file offset 0x100000 of poison, wherever the
+# allocator put the file on the device; the line names it by its path in
+# the mount and the inode number stat reports.
+t "the kernel log names the file the error hit, and the file offset" sh -c "
+	ino=\$(stat -c %i $M/poison) &&
+	dmesg | grep -E \"famfs: memory error in /poison \\(inode \$ino\\) at file offset 0x100000 \\(dax device 0 offset 0x[0-9a-f]+\\)\$\""
 t "famfs_health reports the failure" sh -c "
 	cat /sys/bus/dax/devices/dax0.0/famfs_health; grep -q '^failed' /sys/bus/dax/devices/dax0.0/famfs_health"
 # Nothing reads .status before this check: the daemon's poll timer

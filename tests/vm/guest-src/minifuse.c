@@ -27,6 +27,7 @@
  *     -l FILE    append the opcode of every request received to FILE
  *     -m MODE    how to answer FUSE_GET_FMAP (see fmap_reply(); default
  *                "good": one 2 MiB simple extent at offset 0 of device 0;
+ *                "good-2m": the same at offset 2 MiB;
  *                "fuzz:SEED": a good map changed at random, fuzz_reply())
  *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
  *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
@@ -116,8 +117,9 @@ static int fmap_reply(char *buf, size_t max)
 	fmap_calls++;
 	if (!strcmp(m, "nodata-once"))	/* no map first, a good one later */
 		m = fmap_calls == 1 ? "nodata" : "good";
-	if (!strcmp(m, "good") || !strcmp(m, "trailing")) {
-		n += put_se(buf + n, 0, 0, MIB2);
+	if (!strcmp(m, "good") || !strcmp(m, "trailing") ||
+	    !strcmp(m, "good-2m")) {
+		n += put_se(buf + n, 0, !strcmp(m, "good-2m") ? MIB2 : 0, MIB2);
 		if (!strcmp(m, "trailing"))
 			n += 24;
 	} else if (!strcmp(m, "good-multi")) {
@@ -668,8 +670,8 @@ static int known_mode(const char *mode, const char *const *modes)
 }
 
 static const char *const fmap_modes[] = {
-	"good", "good-multi", "good-iext", "trailing", "selfdup", "dupdev",
-	"iext-shortstrip", "iext-manystrips", "iext-chunk0", "short",
+	"good", "good-2m", "good-multi", "good-iext", "trailing", "selfdup",
+	"dupdev", "iext-shortstrip", "iext-manystrips", "iext-chunk0", "short",
 	"version", "exttype", "noext", "toomany", "unaligned", "zerolen",
 	"baddev", "shortmap", "truncated", "wrap", "oversize", "garbage",
 	"error", "iext-midpage", "outofdev", "iext-hugenbytes", "reserved",
