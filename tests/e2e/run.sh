@@ -16,7 +16,7 @@
 #               (7 boots, 3 DKMS builds)
 #
 # Environment:
-#   E2E_BOOT_TIMEOUT  seconds one boot may take (default 1500; the install,
+#   E2E_BOOT_TIMEOUT  seconds one boot may take (default 2400; the install,
 #                     persist and kernel-install boots build the module
 #                     with DKMS under TCG)
 #   E2E_REBUILD=1     rebuild the image even if its configuration is unchanged
@@ -46,7 +46,7 @@ C=$top/cache/e2e
 B=$top/build-e2e
 W=$B/last-run
 set_=${1:-${E2E_CASES:-all}}
-boot_timeout=${E2E_BOOT_TIMEOUT:-1500}
+boot_timeout=${E2E_BOOT_TIMEOUT:-2400}
 
 log() { echo "e2e: $*" >&2; }
 now() { date +%s; }
