@@ -38,32 +38,9 @@ debugfs -R 'cat /var/lib/dpkg/status' "$root" >"$A/status.new" 2>/dev/null &&
 	die "cannot read /var/lib/dpkg/status from $root"
 mv "$A/status.new" "$A/status"
 
-mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep -v security | head -n1)
-secmirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep security | head -n1)
-mirror=${mirror:-http://deb.debian.org/debian}
-secmirror=${secmirror:-${mirror%/debian}/debian-security}
-kr=/usr/share/keyrings/debian-archive-keyring.gpg
-cat >"$A/sources.list.new" <<EOF
-deb [signed-by=$kr] $mirror trixie main
-deb [signed-by=$kr] $mirror trixie-updates main
-deb [signed-by=$kr] $secmirror trixie-security main
-deb [signed-by=$kr] $mirror trixie-backports main
-EOF
-if ! cmp -s "$A/sources.list.new" "$A/sources.list" 2>/dev/null; then
-	mv "$A/sources.list.new" "$A/sources.list"
-	rm -f "$A/lists/"*_Packages* "$A/lists/"*Release* 2>/dev/null || true
-else
-	rm -f "$A/sources.list.new"
-fi
-apt_() {
-	apt-get -q -o Dir::Etc::sourcelist="$A/sources.list" \
-		-o Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists="$A/lists" \
-		-o Dir::State::status="$A/status" -o Dir::Cache="$A/cache" \
-		-o Debug::NoLocking=1 -o APT::Architecture=amd64 \
-		-o APT::Sandbox::User=root "$@"
-}
+. "$top/scripts/private-apt.sh"
+apt_sources "$A" trixie trixie-updates trixie-security trixie-backports
+apt_() { apt_state "$A" "$@"; }
 fresh=$(find "$A/lists" -maxdepth 1 -name '*trixie-backports*_Packages*' \
 	-mmin -"$LISTS_MAX_AGE_MIN" 2>/dev/null | head -n1)
 if [ -z "$fresh" ]; then

@@ -116,28 +116,14 @@ units_packaged=0
 # trixie's mkosi 25.3 (bookworm's systemd is too old for its package, but
 # the unpacked Python code runs). Fetched with a private apt state.
 A=$C/apt
-mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep -v security | head -n1)
-secmirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep security | head -n1)
-mirror=${mirror:-http://deb.debian.org/debian}
-secmirror=${secmirror:-${mirror%/debian}/debian-security}
-kr=/usr/share/keyrings/debian-archive-keyring.gpg
-apt_() {
-	apt-get -q -o Dir::Etc::sourcelist="$A/sources.list" \
-		-o Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists="$A/lists" \
-		-o Dir::State::status="$A/status" -o Dir::Cache="$A/cache" \
-		-o Debug::NoLocking=1 -o APT::Architecture=amd64 \
-		-o APT::Sandbox::User=root "$@"
-}
+. "$top/scripts/private-apt.sh"
+apt_() { apt_state "$A" "$@"; }
 get_mkosi() {
 	MK=$C/tools/root/usr/lib/python3/dist-packages
 	[ -f "$MK/mkosi/__main__.py" ] && return 0
 	log "fetching mkosi from trixie"
 	mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$C/tools"
-	cat >"$A/sources.list" <<EOF
-deb [signed-by=$kr] $mirror trixie main
-EOF
+	apt_sources "$A" trixie
 	[ -f "$A/status" ] || : >"$A/status"
 	apt_ update >"$W/mkosi-fetch.log" 2>&1 &&
 		(cd "$C/tools" && rm -f mkosi_*.deb && apt_ download mkosi) >>"$W/mkosi-fetch.log" 2>&1 ||
