@@ -49,45 +49,18 @@ command -v dpkg >/dev/null || die "dpkg not found"
 
 mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$C/debs"
 
-# Same mirror as the host's own sources, other suites.
-mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep -v security | head -n1)
-secmirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep security | head -n1)
-mirror=${mirror:-http://deb.debian.org/debian}
-secmirror=${secmirror:-${mirror%/debian}/debian-security}
-kr=/usr/share/keyrings/debian-archive-keyring.gpg
-
-cat >"$A/sources.list.new" <<EOF
-deb [signed-by=$kr] $mirror trixie main
-deb [signed-by=$kr] $mirror trixie-updates main
-deb [signed-by=$kr] $secmirror trixie-security main
-EOF
-# Newer kernel lines come from trixie-backports.
-[ "$kline" = 6.12 ] ||
-	echo "deb [signed-by=$kr] $mirror trixie-backports main" >>"$A/sources.list.new"
-if ! cmp -s "$A/sources.list.new" "$A/sources.list" 2>/dev/null; then
-	mv "$A/sources.list.new" "$A/sources.list"
-	rm -f "$A/lists/"*_Packages* "$A/lists/"*Release* 2>/dev/null || true
-else
-	rm -f "$A/sources.list.new"
-fi
+# Same mirror as the host's own sources, other suites; newer kernel lines
+# come from trixie-backports.
+. "$top/scripts/private-apt.sh"
+suites="trixie trixie-updates trixie-security"
+[ "$kline" = 6.12 ] || suites="$suites trixie-backports"
+# shellcheck disable=SC2086
+apt_sources "$A" $suites
 
 # An empty dpkg status keeps the host's installed packages out of the picture.
 [ -f "$A/status" ] || : >"$A/status"
 
-apt_() {
-	apt-get -q \
-		-o Dir::Etc::sourcelist="$A/sources.list" \
-		-o Dir::Etc::sourceparts=/dev/null \
-		-o Dir::State::Lists="$A/lists" \
-		-o Dir::State::status="$A/status" \
-		-o Dir::Cache="$A/cache" \
-		-o Debug::NoLocking=1 \
-		-o APT::Architecture=amd64 \
-		-o APT::Get::Download-Only=true \
-		-o APT::Sandbox::User=root "$@"
-}
+apt_() { apt_state "$A" -o APT::Get::Download-Only=true "$@"; }
 aptc() {
 	apt-cache \
 		-o Dir::Etc::sourcelist="$A/sources.list" \

@@ -12,22 +12,27 @@
 #     check   = install,fstab-mount,systemctl-status,daemon-restart,
 #               daemon-upgrade,rpm (2 boots, 1 DKMS build; what make
 #               check runs)
-#     all     = check + persistence,upgrade,remove-purge,rpm  (4 boots, 2 DKMS builds)
+#     all     = check + persistence,kernel-upgrade,upgrade,remove-purge
+#               (7 boots, 3 DKMS builds)
 #
 # Environment:
-#   E2E_BOOT_TIMEOUT  seconds one boot may take (default 1500; the first
-#                     and third boots build the module with DKMS under TCG)
+#   E2E_BOOT_TIMEOUT  seconds one boot may take (default 2400; the install,
+#                     persist and kernel-install boots build the module
+#                     with DKMS under TCG)
 #   E2E_REBUILD=1     rebuild the image even if its configuration is unchanged
 #   E2E_VERBOSE=1     copy each guest console to stderr
 #   E2E_STATE=DIR E2E_START=N   (for working on the tests) start at boot N
-#                     from a copy of disk.qcow2, pmem0.img and checks that an
-#                     earlier run left in build-e2e/last-run (saved to DIR)
+#                     from a copy of disk.qcow2, pmem0.img, checks (and
+#                     boot-7.3/, for the 7.3 boot) that an earlier run left
+#                     in build-e2e/last-run (saved to DIR)
 #
 # Caches (reused between runs, all gitignored):
 #   cache/e2e/tools        mkosi 25 from trixie, unpacked (runs from there)
 #   cache/e2e/apt          private apt state used to fetch it
 #   cache/e2e/mkosi.*      mkosi's package cache, workspace and output
 #   cache/e2e/image        root.ext4, vmlinuz, initrd of the current image
+#   cache/e2e/kernel-7.3   apt state and the few .debs the 7.3 kernel needs
+#                          beyond the 7.3 cache (kernel-debs.sh)
 #   build-e2e/debs         trixie debs, version N and N+1 (build-debs.sh)
 #   build-e2e/rpm          the RPMs (scripts/build-packages.sh rpm)
 # Needs root (the trixie chroot, mkosi). Never loads anything into this
@@ -41,7 +46,7 @@ C=$top/cache/e2e
 B=$top/build-e2e
 W=$B/last-run
 set_=${1:-${E2E_CASES:-all}}
-boot_timeout=${E2E_BOOT_TIMEOUT:-1500}
+boot_timeout=${E2E_BOOT_TIMEOUT:-2400}
 
 log() { echo "e2e: $*" >&2; }
 now() { date +%s; }
@@ -52,7 +57,7 @@ timing() { # WHAT SECONDS
 }
 
 # ---------------------------------------------------------------- cases
-ALL="install fstab-mount systemctl-status daemon-restart daemon-upgrade persistence upgrade remove-purge rpm"
+ALL="install fstab-mount systemctl-status daemon-restart daemon-upgrade persistence kernel-upgrade upgrade remove-purge rpm"
 case $set_ in
 all) want=$ALL ;;
 check) want="install fstab-mount systemctl-status daemon-restart daemon-upgrade rpm" ;;
@@ -62,16 +67,21 @@ for c in $want; do
 	case " $ALL " in *" $c "*) ;; *) echo "e2e: unknown case $c (one of: $ALL)" >&2; exit 2 ;; esac
 done
 wants() { case " $want " in *" $1 "*) return 0 ;; esac; return 1; }
-# Boots needed: 1 install (+device setup), 2 fstab+status, 3 persistence +
-# upgrade, 4 upgrade after reboot + remove.
-nboots=0
-for c in $want; do
-	case $c in
-	install) n=1 ;; fstab-mount|systemctl-status|daemon-restart|daemon-upgrade) n=2 ;;
-	persistence) n=3 ;; upgrade|remove-purge) n=4 ;; *) n=0 ;;
-	esac
-	[ $n -gt $nboots ] && nboots=$n
-done
+# The boots (guest stages, in this order) the wanted cases need: install
+# (+device setup); fstab (+status, restart, daemon-upgrade; makes the
+# files); persist (+upgrade to N+1); kernel-install, kernel-new,
+# kernel-back (the 7.3 kernel installed, booted, and 6.12 again);
+# upgraded (+remove). Every stage after install needs fstab's files.
+need() { for c; do wants "$c" && return 0; done; return 1; }
+stages=
+need install fstab-mount systemctl-status daemon-restart daemon-upgrade \
+	persistence kernel-upgrade upgrade remove-purge && stages=install
+need fstab-mount systemctl-status daemon-restart daemon-upgrade \
+	persistence kernel-upgrade upgrade remove-purge && stages="$stages fstab"
+need persistence upgrade remove-purge && stages="$stages persist"
+need kernel-upgrade && stages="$stages kernel-install kernel-new kernel-back"
+need upgrade remove-purge && stages="$stages upgraded"
+nboots=$(echo $stages | wc -w)
 
 rm -rf "$W"
 mkdir -p "$W" "$C"
@@ -106,28 +116,14 @@ units_packaged=0
 # trixie's mkosi 25.3 (bookworm's systemd is too old for its package, but
 # the unpacked Python code runs). Fetched with a private apt state.
 A=$C/apt
-mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep -v security | head -n1)
-secmirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | grep security | head -n1)
-mirror=${mirror:-http://deb.debian.org/debian}
-secmirror=${secmirror:-${mirror%/debian}/debian-security}
-kr=/usr/share/keyrings/debian-archive-keyring.gpg
-apt_() {
-	apt-get -q -o Dir::Etc::sourcelist="$A/sources.list" \
-		-o Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists="$A/lists" \
-		-o Dir::State::status="$A/status" -o Dir::Cache="$A/cache" \
-		-o Debug::NoLocking=1 -o APT::Architecture=amd64 \
-		-o APT::Sandbox::User=root "$@"
-}
+. "$top/scripts/private-apt.sh"
+apt_() { apt_state "$A" "$@"; }
 get_mkosi() {
 	MK=$C/tools/root/usr/lib/python3/dist-packages
 	[ -f "$MK/mkosi/__main__.py" ] && return 0
 	log "fetching mkosi from trixie"
 	mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$C/tools"
-	cat >"$A/sources.list" <<EOF
-deb [signed-by=$kr] $mirror trixie main
-EOF
+	apt_sources "$A" trixie
 	[ -f "$A/status" ] || : >"$A/status"
 	apt_ update >"$W/mkosi-fetch.log" 2>&1 &&
 		(cd "$C/tools" && rm -f mkosi_*.deb && apt_ download mkosi) >>"$W/mkosi-fetch.log" 2>&1 ||
@@ -206,7 +202,15 @@ QEMU_UUID=5a3c9e1e-4f0b-4d7e-9f52-0000fa3f5e2e
 boot() { # N STAGE
 	n=$1 stage=$2
 	echo "exec sh /run/e2e/guest/stages.sh $stage" >"$W/share/stage.sh"
-	log "boot $n: $stage"
+	# The image's kernel (6.12), but for the boot into the 7.3 kernel that
+	# the kernel-install stage installed in the guest and copied out.
+	kd=$I
+	[ "$stage" != kernel-new ] || kd=$W/boot-7.3
+	[ -f "$kd/vmlinuz" ] || {
+		echo "not ok - boot$n: no kernel to boot in $kd" >>"$W/checks"
+		return 1
+	}
+	log "boot $n: $stage (kernel $(cat "$kd/kver" 2>/dev/null))"
 	t0=$(now)
 	timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max -smp 1 -m 2G,slots=2,maxmem=8G \
@@ -215,7 +219,7 @@ boot() { # N STAGE
 		-device nvdimm,memdev=m1,id=nv1,label-size=128K \
 		-drive file="$W/disk.qcow2",if=virtio,format=qcow2,cache=unsafe \
 		-virtfs local,path="$W/share",mount_tag=e2e,security_model=none,id=e2e \
-		-kernel "$I/vmlinuz" -initrd "$I/initrd" \
+		-kernel "$kd/vmlinuz" -initrd "$kd/initrd" \
 		-append "root=/dev/vda rw console=ttyS0 famfs.e2e=1 famfs.e2e_boot=$n systemd.show_status=error" \
 		-nic none -vga none -display none -monitor none -no-reboot \
 		-serial file:"$W/console-$n.log" </dev/null >"$W/qemu-$n.log" 2>&1
@@ -232,6 +236,11 @@ boot() { # N STAGE
 		tail -n 25 "$W/console-$n.log" >&2
 		echo "not ok - boot$n: guest finished stage $stage (qemu exit $qrc, $why)" >>"$W/checks"
 		return 1
+	fi
+	# The kernel the kernel-install stage installed, for kernel-new.
+	if [ "$stage" = kernel-install ] && [ -f "$W/share/out/boot/kver" ]; then
+		mkdir -p "$W/boot-7.3"
+		cp "$W/share/out/boot/vmlinuz" "$W/share/out/boot/initrd" "$W/share/out/boot/kver" "$W/boot-7.3/"
 	fi
 	# The same kernel trouble the VM tier looks for.
 	kernel_trouble "$W/console-$n.log" "$W/trouble-$n" &&
@@ -254,6 +263,16 @@ case_from_checks() { # NAME PREFIX
 	fi
 }
 
+# The figures a case printed (not checks: install and build times, the
+# longest operation), "# CASE: ..." but not its application's own lines,
+# to stderr and timings.txt.
+figures() { # CASE
+	grep "^# $1: " "$W/checks" | grep -v "^# $1: app: " | sed 's/^# //' | while read -r l; do
+		log "$l"
+		echo "$l" >>"$W/timings.txt"
+	done
+}
+
 run_guests() {
 	tg0=$(now)
 	get_mkosi || fatal "cannot fetch mkosi"
@@ -268,6 +287,12 @@ run_guests() {
 	cp "$B/debs/cur/"*.deb "$W/share/debs/cur/"
 	cp "$B/debs/next/"*.deb "$W/share/debs/next/"
 	dpkg-deb -f "$B/debs/next/"famfs_*_amd64.deb Version >"$W/share/debs/next-version"
+	if need kernel-upgrade; then
+		t1=$(now)
+		"$here/kernel-debs.sh" "$I/root.ext4" "$W/share/debs/kernel-7.3" >"$W/kernel-debs.log" 2>&1 ||
+			{ cat "$W/kernel-debs.log" >&2; fatal "cannot gather the 7.3 kernel packages"; }
+		timing "7.3 kernel packages for the guest (kernel-debs.sh)" $(($(now) - t1))
+	fi
 	# Random-looking but the same in every run (a resumed run verifies it).
 	python3 -c 'import random, sys; random.seed(20261203); sys.stdout.buffer.write(random.randbytes(5 << 20))' \
 		>"$W/share/data/blob"
@@ -278,6 +303,7 @@ run_guests() {
 	if [ "$start" -gt 1 ]; then
 		cp --sparse=always "$E2E_STATE/disk.qcow2" "$E2E_STATE/pmem0.img" \
 			"$E2E_STATE/checks" "$W/" || fatal "no saved state in ${E2E_STATE:-}"
+		[ ! -d "$E2E_STATE/boot-7.3" ] || cp -r "$E2E_STATE/boot-7.3" "$W/"
 	else
 		qemu-img create -q -f qcow2 -b "$I/root.ext4" -F raw "$W/disk.qcow2" ||
 			fatal "qemu-img create failed"
@@ -286,11 +312,12 @@ run_guests() {
 		: >"$W/checks"
 	fi
 
-	ok=1
-	[ $start -le 1 ] && [ $nboots -ge 1 ] && { boot 1 install || ok=0; }
-	[ $start -le 2 ] && [ $ok = 1 ] && [ $nboots -ge 2 ] && { boot 2 fstab || ok=0; }
-	[ $start -le 3 ] && [ $ok = 1 ] && [ $nboots -ge 3 ] && { boot 3 persist || ok=0; }
-	[ $start -le 4 ] && [ $ok = 1 ] && [ $nboots -ge 4 ] && { boot 4 upgraded || ok=0; }
+	ok=1 n=0
+	for st in $stages; do
+		n=$((n + 1))
+		[ $n -ge "$start" ] && [ $ok = 1 ] || continue
+		boot $n $st || ok=0
+	done
 	timing "guests total (mkosi fetch, debs, image, boots)" $(($(now) - tg0))
 
 	wants install && case_from_checks install install
@@ -306,13 +333,13 @@ run_guests() {
 	wants daemon-restart && case_from_checks daemon-restart restart
 	if wants daemon-upgrade; then
 		case_from_checks daemon-upgrade daemon-upgrade
-		# The figures (not checks): install times, longest operation.
-		grep '^# daemon-upgrade: ' "$W/checks" | grep -v ': app: ' | sed 's/^# //' | while read -r l; do
-			log "$l"
-			echo "$l" >>"$W/timings.txt"
-		done
+		figures daemon-upgrade
 	fi
 	wants persistence && case_from_checks persistence persist
+	if wants kernel-upgrade; then
+		case_from_checks kernel-upgrade kernel-upgrade
+		figures kernel-upgrade
+	fi
 	wants upgrade && case_from_checks upgrade upgrade
 	wants remove-purge && case_from_checks remove-purge remove
 	# A boot that died, or whose kernel log is not clean, is a failure

@@ -4,7 +4,8 @@
 # stage is one boot of the same disk. Every check prints
 #   ok - CASE: what           or           not ok - CASE: what
 # (with the failing command's output before it); the host folds them into
-# one line per case. The share is /run/e2e: debs/cur, debs/next, data/.
+# one line per case. The share is /run/e2e: debs/cur, debs/next,
+# debs/kernel-7.3, data/.
 set -u
 
 S=/run/e2e
@@ -17,6 +18,10 @@ CONF=/etc/famfs/famfs.conf
 CONF_MARK="# famfs-e2e: local edit kept across upgrades"
 # The data the tests write, all in the first HASH_MB MiB of the device.
 HASH_MB=96
+# The kernel-upgrade case: the 7.3 kernel's packages, and the sha256 of
+# every file as the 6.12 kernel read them before the 7.3 kernel came.
+K73=$S/debs/kernel-7.3
+MANIFEST=/var/lib/famfs-e2e/manifest
 
 export DEBIAN_FRONTEND=noninteractive
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -77,6 +82,29 @@ fd = os.open(sys.argv[1], os.O_RDONLY)
 size = os.fstat(fd).st_size
 m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
 print(hashlib.sha256(m[:]).hexdigest())
+EOF
+}
+
+# "SHA256 SIZE PATH" of every file on the mount (but .meta), read through
+# mmap, sorted by path.
+manifest() {
+	python3 - "$MNT" <<'EOF'
+import hashlib, mmap, os, sys
+lines = []
+for d, dirs, files in os.walk(sys.argv[1]):
+    dirs[:] = [x for x in dirs if x != ".meta"]
+    for f in files:
+        p = os.path.join(d, f)
+        fd = os.open(p, os.O_RDONLY)
+        size = os.fstat(fd).st_size
+        h = hashlib.sha256()
+        if size:
+            m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+            h.update(m[:])
+            m.close()
+        os.close(fd)
+        lines.append("%s %d %s" % (h.hexdigest(), size, p))
+print("\n".join(sorted(lines, key=lambda l: l.split(" ", 2)[2])))
 EOF
 }
 
@@ -550,8 +578,94 @@ stage_upgraded() {
 	t $c "data on $DEV untouched by removal" test -n "$h0" -a "$h0" = "$h1"
 }
 
+# The kernel-upgrade case, three boots: on 6.12, install trixie-backports'
+# 7.3 kernel (DKMS's kernel hook builds the module for it) and copy it out
+# for the host to boot; on 7.3, the fstab mount in famfs mode on
+# fsdev_dax with the same files; on 6.12 again, the same on famfs_dax.
+stage_kernel_install() {
+	c=kernel-upgrade
+	kv=$(cat $K73/kver)
+	wait_mount_settled
+	t $c "before: $MNT is mounted from fstab on $(uname -r)" mounted_famfs
+	ensure_mounted $c
+	t $c "before: the mount runs in famfs (kernel) mode" kernel_mode
+	mkdir -p ${MANIFEST%/*}
+	manifest >$MANIFEST 2>/run/manifest.err
+	cat /run/manifest.err
+	cp $MANIFEST $S/out/manifest
+	note "kernel-upgrade: $(wc -l <$MANIFEST) files recorded (sha256 through mmap) on $(uname -r)"
+	t $c "the sha256 of every file recorded" sh -c "
+		[ -s $MANIFEST ] && [ ! -s /run/manifest.err ] && grep -q ' $MNT/blob\$' $MANIFEST"
+	# The source first: famfs-dkms is content with linux-source-6.12, so
+	# nothing else orders linux-source-7.3 before the kernel's hooks run.
+	t $c "apt installs linux-source-7.3 offline" sh -c "
+		cd $K73 && apt-get install -y --no-install-recommends ./linux-source-7.3_*.deb"
+	t0=$(now)
+	t $c "apt installs the $kv kernel and headers offline ($(ls $K73/*.deb | wc -l) packages)" sh -c "
+		cd $K73 && apt-get install -y --no-install-recommends \
+			\$(ls *.deb | grep -v '^linux-source-7\.3_' | sed 's|^|./|') >/root/kernel-apt.log 2>&1
+		rc=\$?; tail -n 30 /root/kernel-apt.log; exit \$rc"
+	note "kernel-upgrade: apt install of the $kv kernel took $(($(now) - t0)) s (the DKMS build and the initramfs included)"
+	cp /root/kernel-apt.log $S/out/kernel-apt.log
+	grep -iE 'dkms|autoinstall|famfs|initrd' /root/kernel-apt.log | sed 's/^/#   /'
+	t $c "DKMS's kernel hook built famfs-fuse for $kv during the install" \
+		grep -q "Autoinstall on $kv succeeded for module(s) famfs-fuse" /root/kernel-apt.log
+	note "$(dkms status 2>&1)"
+	t $c "dkms status: famfs-fuse installed for $kv" sh -c "dkms status -m famfs-fuse | grep -q '$kv.*installed'"
+	t $c "dkms status: famfs-fuse still installed for $(uname -r)" \
+		sh -c "dkms status -m famfs-fuse | grep -q '$(uname -r).*installed'"
+	t $c "famfs_fuse.ko of $kv is DKMS's" sh -c "
+		modinfo -k $kv -n famfs_fuse | tee /dev/stderr | grep -q 'lib/modules/$kv/updates/dkms/famfs_fuse\.ko'"
+	el=$(find /var/lib/dkms/famfs-fuse/ -path "*/$kv/*/log/make.log" -exec sed -n 's/^# elapsed time: //p' {} + | tail -n 1)
+	note "kernel-upgrade: DKMS build of famfs-fuse for $kv took ${el:-?} (its make.log)"
+	t $c "/boot has vmlinuz and initrd.img of $kv" test -f /boot/vmlinuz-$kv -a -f /boot/initrd.img-$kv
+	mkdir -p $S/out/boot
+	cp /boot/vmlinuz-$kv $S/out/boot/vmlinuz && cp /boot/initrd.img-$kv $S/out/boot/initrd &&
+		echo "$kv" >$S/out/boot/kver
+}
+
+# What each boot after the kernel install checks on the running kernel:
+# the module DKMS built for it, loaded at boot; the fstab mount in famfs
+# mode on the kernel's dax driver; the recorded files, byte for byte.
+kernel_boot_checks() { # CASE DAX-DRIVER
+	k=$(uname -r)
+	t $1 "on $k: famfs_fuse loaded at boot is DKMS's build for $k" sh -c "
+		f=\$(modinfo -n famfs_fuse) && echo \$f && echo \$f | grep -q '/$k/updates/dkms/' &&
+		lsmod | grep -q '^famfs_fuse ' &&
+		[ \"\$(cat /sys/module/famfs_fuse/srcversion)\" = \"\$(modinfo -F srcversion \$f)\" ]"
+	wait_mount_settled
+	show_mount_state
+	t $1 "on $k: $MNT is mounted from fstab at boot" mounted_famfs
+	ensure_mounted $1
+	t $1 "on $k: the mount runs in famfs (kernel) mode" kernel_mode
+	t $1 "on $k: $DEV is bound to $2" sh -c "
+		basename \$(readlink /sys/bus/dax/devices/dax0.0/driver) | tee /dev/stderr | grep -qx $2"
+	manifest >/run/manifest.now 2>&1
+	t $1 "on $k: the $(wc -l <$MANIFEST) files recorded on 6.12 read the same (sha256 via mmap)" sh -c "
+		cat /run/manifest.now; [ -s $MANIFEST ] && ! grep -vxF -f /run/manifest.now $MANIFEST"
+	check_data $1
+}
+
+stage_kernel_new() {
+	c=kernel-upgrade
+	kv=$(cat $K73/kver)
+	t $c "booted the new kernel: uname -r is $(uname -r), want $kv" test "$(uname -r)" = "$kv"
+	kernel_boot_checks $c fsdev_dax
+	t $c "on $kv: famfs creat makes a new file that verifies" sh -c "
+		famfs creat -r -S 73 -s 2m $MNT/on-7.3 && famfs verify -S 73 -f $MNT/on-7.3"
+}
+
+stage_kernel_back() {
+	c=kernel-upgrade
+	kv=$(cat $K73/kver)
+	t $c "booted 6.12 again: uname -r is $(uname -r)" sh -c "uname -r | grep -q '^6\.12\.'"
+	kernel_boot_checks $c famfs_dax
+	t $c "the file made on $kv verifies on $(uname -r)" famfs verify -S 73 -f $MNT/on-7.3
+}
+
 case ${1:-} in
 install|fstab|persist|upgraded) "stage_$1" ;;
+kernel-install|kernel-new|kernel-back) "stage_$(echo "$1" | tr - _)" ;;
 *) echo "stages.sh: unknown stage ${1:-}" >&2; exit 2 ;;
 esac
 rm -f "$tmp"
