@@ -125,6 +125,27 @@ famfs_load() {
 	esac
 }
 
+# famfs_raw_load: for a raw server (minifuse) in famfs mode: famfs_fuse
+# loaded and dax0.0 on the driver the kernel's famfs claims. Sets DEVREF
+# to a file whose first 2 MiB are dax0.0's, for fvt devcmp: the node
+# itself on 6.12 (famfs_dax serves it); on 7.3, whose fsdev_dax node
+# cannot be read, a file holding the pattern written to dax0.0 through
+# device_dax before the move.
+famfs_raw_load() {
+	grep -q '^famfs_fuse ' /proc/modules || insmod /lib/modules/famfs_fuse.ko || return 1
+	case $(uname -r) in
+	6.12.*)
+		DEVREF=/dev/dax0.0
+		famfs_bind dax0.0 ;;
+	*)
+		DEVREF=/tmp/dax0.ref
+		famfs_bind dax0.0 device_dax &&
+			fvt mwrite /dev/dax0.0 0 2097152 50 &&
+			truncate -s 2M $DEVREF && fvt pwrite $DEVREF 0 2097152 50 &&
+			famfs_bind dax0.0 fsdev_dax ;;
+	esac
+}
+
 # famfs_bind DEV [DRIVER]: dax device DEV bound to DRIVER (famfs_dax)
 famfs_bind() {
 	local d=/sys/bus/dax/devices/$1 want=${2:-famfs_dax} drv

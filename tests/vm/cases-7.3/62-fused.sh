@@ -12,12 +12,13 @@ mkdir -p $M /opt/famfs
 drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)" 2>/dev/null; }
 plan 21
 
-# Loaded afresh: 46-fsdev leaves a memory-error record, kept while loaded.
+# Loaded afresh: an earlier case may leave a memory-error record (46-fsdev),
+# kept while the module is loaded.
 t "famfs_fuse loads afresh" sh -c '
 	. /tests/lib.sh
 	{ ! grep -q "^famfs_fuse " /proc/modules || unload famfs_fuse; } &&
 	insmod /lib/modules/famfs_fuse.ko'
-# 46-fsdev leaves dax0.0 on fsdev_dax, whose node cannot be read.
+# Earlier cases leave dax0.0 on fsdev_dax, whose node cannot be read.
 t "mkfs.famfs /dev/dax0.0 (it moves the device to device_dax to write it)" sh -c '
 	echo "dax0.0 driver before: $(basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)")"
 	mkfs.famfs -f /dev/dax0.0 &&
@@ -27,7 +28,7 @@ t ".meta/.status says mode=famfs; dax0.0 is on fsdev_dax" sh -c "
 	cat $S; grep -qx mode=famfs $S && [ \"\$(basename \$(readlink /sys/bus/dax/devices/dax0.0/driver))\" = fsdev_dax ]"
 t "the daemon says it maps the superblock and log through the mount" \
 	grep -q 'mapped through the mount' $L
-# il2 is for 65-lifecycle, which runs after this on 7.3 as after 60 on 6.12.
+# il2 is for 65-lifecycle, which runs next on 7.3 as after 60 on 6.12.
 t "famfs creat: simple 7 MiB, interleaved 37 and 20 MiB, patterns" sh -c "
 	famfs creat -s 7m -r -S 11 $M/simple &&
 	famfs creat -N 4 -B 8 -C 2m -s 37m -r -S 12 $M/il4 &&
