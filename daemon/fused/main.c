@@ -359,14 +359,16 @@ static void pick_device(struct fused *fs, struct opts *o, const char *arg)
 /* Open the device and decide who we are on it. */
 static void open_device(struct fused *fs, const struct opts *o)
 {
-	const char *err = fused_takeover_meta_kept() ? fused_metamap_adopt(fs) :
-						       NULL;
 	int rc = 0;
 
-	if (err)
-		die("%s: %s", fs->mountpoint, err);
-	if (!fs->meta_via_mount || !fs->dev.sb)
+	if (fused_takeover_meta_kept()) {
+		const char *err = fused_metamap_adopt(fs);
+
+		if (err)
+			die("%s: %s", fs->mountpoint, err);
+	} else {
 		rc = famfs_dev_open_fs(fs->devpath, 0, &fs->dev);
+	}
 
 	if (rc)
 		die("%s: %s", fs->devpath,

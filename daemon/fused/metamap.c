@@ -68,35 +68,23 @@ static char why[2 * PATH_MAX + 256];
 
 const char *fused_metamap_begin(struct fused *fs)
 {
-	char drv[64], where[PATH_MAX];
-	bool rw;
+	char where[PATH_MAX];
+	bool rw, replacing;
+	int rc;
 
 	if (fused_takeover_meta_kept())
 		return NULL; /* a successor: the kept files are its mapping */
-	if (famfs_dax_driver(fs->devpath, drv, sizeof(drv)))
+	/*
+	 * Readable on device_dax, as for any tool; but a dead famfs of the
+	 * device at our mount point, which check_not_mounted() replaces,
+	 * does not hold it back.
+	 */
+	replacing = famfs_mount_of(fs->devpath, where, sizeof(where), &rw) &&
+		    !strcmp(where, fs->mountpoint) && famfs_mount_dead(where);
+	rc = replacing ? famfs_dax_move(fs->devpath, FAMFS_READ_DRIVER) :
+			 famfs_dax_make_readable(fs->devpath);
+	if (rc)
 		return famfs_errmsg();
-	if (strcmp(drv, FAMFS_READ_DRIVER)) {
-		/*
-		 * On fsdev_dax since an earlier mount. Moving it while a
-		 * mount still uses it would fail that mount's files.
-		 */
-		if (famfs_mount_of(fs->devpath, where, sizeof(where), &rw) &&
-		    !(famfs_mount_dead(where) &&
-		      !strcmp(where, fs->mountpoint))) {
-			snprintf(
-				why, sizeof(why),
-				"%s is mounted at %s already; on this kernel a device serves one famfs mount",
-				fs->devpath, where);
-			return why;
-		}
-		if (famfs_dax_move(fs->devpath, FAMFS_READ_DRIVER)) {
-			snprintf(
-				why, sizeof(why),
-				"cannot move %s to %s to read its superblock and log: %s",
-				fs->devpath, FAMFS_READ_DRIVER, famfs_errmsg());
-			return why;
-		}
-	}
 	fs->meta_via_mount = true;
 	return NULL;
 }
