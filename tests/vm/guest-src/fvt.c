@@ -189,7 +189,12 @@ static int devcmp(const char *file, const char *dev, const char *map)
 	uint64_t chunk = 0, o;
 	char *m = strdup(map), *tok, *save;
 	uint8_t *f, *buf;
+	struct stat st;
+	int dev_is_chr;
 
+	if (fstat(dfd, &st))
+		die("%s", "fstat");
+	dev_is_chr = S_ISCHR(st.st_mode);
 	if (m[0] == 'i') {
 		il = 1;
 		chunk = num(m + 2);
@@ -240,7 +245,13 @@ static int devcmp(const char *file, const char *dev, const char *map)
 			run = size - o;
 		{
 			uint64_t base = devoff & ~((1ULL << 21) - 1);
-			uint8_t *d = mapf(dfd, devoff - base + run, PROT_READ, base);
+			uint64_t mlen = devoff - base + run;
+			uint8_t *d;
+
+			/* device_dax maps whole 2 MiB units only. */
+			if (dev_is_chr)
+				mlen = (mlen + (1ULL << 21) - 1) & ~((1ULL << 21) - 1);
+			d = mapf(dfd, mlen, PROT_READ, base);
 
 			if (memcmp(d + (devoff - base), f + o, run) ||
 			    memcmp(buf + o, f + o, run)) {
@@ -250,7 +261,7 @@ static int devcmp(const char *file, const char *dev, const char *map)
 					(unsigned long long)devoff);
 				bad = 1;
 			}
-			munmap(d, devoff - base + run);
+			munmap(d, mlen);
 		}
 		o += run;
 	}

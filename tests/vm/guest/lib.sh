@@ -146,6 +146,39 @@ famfs_raw_load() {
 	esac
 }
 
+# dev_bytes FILE: FILE, by read(2) and by mmap, holds its bytes in dax0.0
+# at the extents famfs getmap gives. On 6.12 famfs_dax serves the node and
+# the device is compared at once. On 7.3 the fsdev_dax node cannot be read
+# under a mount: read(2) and mmap are compared now, and a copy of FILE with
+# its map is kept (a later copy of the same FILE replaces it) for
+# dev_bytes_kept, once the device is unmounted and back on device_dax.
+dev_bytes() {
+	local m k
+	m=$(fmap_spec "$1") || return 1
+	echo "map $m"
+	case $(uname -r) in
+	6.12.*) fvt devcmp "$1" /dev/dax0.0 "$m" ;;
+	*)
+		k=/tmp/devbytes/$(echo "$1" | tr / _)
+		mkdir -p /tmp/devbytes
+		fvt devcmp "$1" "$1" "s:0:$(stat -c %s "$1")" &&
+			cp "$1" "$k.data" && echo "$m" >"$k.map" ;;
+	esac
+}
+
+# dev_bytes_kept: every copy dev_bytes kept equals the device bytes at its
+# map (7.3; dax0.0 readable again). Fails when none was kept.
+dev_bytes_kept() {
+	local f n=0
+	for f in /tmp/devbytes/*.map; do
+		[ -f "$f" ] || return 1
+		fvt devcmp "${f%.map}.data" /dev/dax0.0 "$(cat "$f")" || return 1
+		n=$((n + 1))
+	done
+	echo "$n files equal the device bytes"
+	rm -rf /tmp/devbytes
+}
+
 # famfs_bind DEV [DRIVER]: dax device DEV bound to DRIVER (famfs_dax)
 famfs_bind() {
 	local d=/sys/bus/dax/devices/$1 want=${2:-famfs_dax} drv
