@@ -27,8 +27,9 @@ static void usage(FILE *f)
 		"(fallback mode); 'famfs status' tells which.\n"
 		"\n"
 		"Options (upstream's, turned into mount.famfs options):\n"
-		"  -f, --fuse           require the kernel side: fail rather than fall back\n"
-		"                       (fallback=no)\n"
+		"  -f, --fuse           upstream's FUSE mode, the only mode here: changes\n"
+		"                       nothing (whether to fall back is fallback= in -o\n"
+		"                       or famfs.conf)\n"
 		"  -d, --debug          run the daemon with debugging output (debug)\n"
 		"  -v, --verbose        say what is run; mount.famfs says what it does (-v)\n"
 		"  -S, --shadow=PATH    passed as shadow=PATH (mount.famfs notes that there\n"
@@ -151,8 +152,11 @@ int cmd_mount(int argc, char **argv)
 	       -1) {
 		switch (c) {
 		case 'f':
-			if (add_opt(&opts, "", "fallback=no"))
-				return CLI_FAIL;
+			/*
+			 * Upstream's --fuse picks FUSE over its v1 kernel
+			 * module; FUSE is all there is here, and the fallback
+			 * policy stays with fallback= and famfs.conf.
+			 */
 			break;
 		case 'F':
 			fprintf(stderr, "famfs mount: -F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)\n");

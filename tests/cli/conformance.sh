@@ -51,10 +51,14 @@ t_c_logplay_opts() {
 	run 2 F logplay -D "$IMG" --mmap --read && has_err "mutually exclusive" || return 1
 	FAMFS_MOUNT_HELPER=/bin/true run 2 "$FAMFS" mount -r -m "$IMG" "$T" &&
 		has_err "mutually exclusive" || return 1
+	# --fuse selects FUSE (the only mode) and leaves the fallback policy
+	# alone: upstream's scripts pass it on every mount.
 	FAMFS_MOUNT_HELPER=/bin/true run 0 "$FAMFS" mount --fuse -M -D "$IMG" "$T" &&
-		has_out "fallback=no"
+		has_out "^/bin/true $IMG $T\$" && ! grep -q fallback "$OUT" || return 1
+	FAMFS_MOUNT_HELPER=/bin/true run 0 "$FAMFS" mount -f -D -o fallback=no "$IMG" "$T" &&
+		has_out "^/bin/true $IMG $T -o fallback=no\$"
 }
-check "compat: logplay -c accepted; logplay and mount -r -m refused as mutually exclusive; mount --fuse -M" t_c_logplay_opts
+check "compat: logplay -c accepted; logplay and mount -r -m refused as mutually exclusive; mount --fuse -M keeps the fallback policy" t_c_logplay_opts
 
 # -- creat -B: upstream's 1 GiB buckets from its 4 GiB device minimum ------
 

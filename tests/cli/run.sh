@@ -746,7 +746,7 @@ t_mount_nohelper() {
 	FAMFS_MOUNT_HELPER=$T/none run 1 "$FAMFS" mount "$IMG" "$T" && has_err "mount.famfs not found" || return 1
 	# -D (dummy): show how upstream's options become mount options
 	FAMFS_MOUNT_HELPER=/bin/true run 0 "$FAMFS" mount -D -f -d -t 5 -o poll_ms=100 "$IMG" "$T" || return 1
-	has_out "^/bin/true $IMG $T -o fallback=no,debug,poll_ms=100\$" && has_err "note: -t 5" || return 1
+	has_out "^/bin/true $IMG $T -o debug,poll_ms=100\$" && has_err "note: -t 5" || return 1
 	run 2 F mount -R "$IMG" "$T" && has_err "remount" || return 1
 	run 2 F mount -L "$IMG" "$T" && has_err "kernel modules"
 }
