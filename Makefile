@@ -7,6 +7,7 @@
 #   make vm-test-7.3  the same on trixie-backports' 7.3 kernel (tests/vm-7.3)
 #   make vm-test-debug  the same on a debug build of that kernel (KASAN,
 #                   lockdep; built once and cached: over an hour cold)
+#   make vm-test-debug-7.3  the 7.3 tier on a debug build of 7.3
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
 #   make bench      benchmarks, one run (guests on 6.12 and 7.3): table,
@@ -24,7 +25,7 @@ FUZZ_SECONDS ?= 20
 
 PREFIX     ?= /usr/local
 
-.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-7.3 vm-test-debug e2e bench fuzz deb rpm clean
+.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-7.3 vm-test-debug vm-test-debug-7.3 e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -82,6 +83,9 @@ vm-test-7.3: deps-kernel
 # hour on 2 cores; warm, a run takes about 5 minutes (tests/vm/README.md).
 vm-test-debug: deps-kernel
 	VM_DEBUG=1 tests/run-all.sh vm
+
+vm-test-debug-7.3: deps-kernel
+	VM_DEBUG=1 tests/run-all.sh vm-7.3
 
 e2e: deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh

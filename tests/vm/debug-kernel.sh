@@ -1,12 +1,15 @@
 #!/bin/sh
-# The debug kernel of the VM tier (make vm-test-debug): trixie's 6.12 built
-# from linux-source-6.12 with Debian's configuration plus the options of
-# debug-kernel.config (KASAN, lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_VM),
-# trimmed by localmodconfig to the modules the guest loads (tests/vm/modules
-# and their dependencies). Built in the trixie chroot, once: the result is
+# The debug kernel of the VM tier (make vm-test-debug, vm-test-debug-7.3):
+# the kernel of the line FAMFS_KLINE (trixie's 6.12 by default, or
+# trixie-backports' 7.3) built from linux-source-LINE with Debian's
+# configuration plus the options of debug-kernel.config (KASAN, lockdep,
+# DEBUG_ATOMIC_SLEEP, DEBUG_VM), trimmed by localmodconfig to the modules the
+# guest loads (tests/vm/modules, tests/vm/modules-LINE, and their
+# dependencies). Built in the trixie chroot, once: the result is
 # kept in $FAMFS_CACHE/debugkernel/KEY, KEY a hash of its inputs (this
-# script, the fragment, the module list, Debian's configuration and the
-# source tarball), and shared by every checkout.
+# script, the fragment, the module lists, Debian's configuration and the
+# source tarball), and shared by every checkout. Each line has its own
+# cache (scripts/trixie-cache.sh), so each its own debug kernel.
 #
 #   tests/vm/debug-kernel.sh        build it if needed; print its directory
 #   tests/vm/debug-kernel.sh --key  print KEY only
@@ -22,14 +25,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 C=$("$top/scripts/trixie-cache.sh" --dir)
 D=$C/debugkernel
+line=${FAMFS_KLINE:-6.12}
+# The guest's modules: the common list and the line's own, if any.
+modlists=$here/modules
+[ ! -f "$here/modules-$line" ] || modlists="$modlists $here/modules-$line"
 
 die() { echo "debug-kernel: error: $*" >&2; exit 1; }
 log() { echo "debug-kernel: $*" >&2; }
 
-# Inside the chroot: debug-kernel.sh --build DIR KVER. DIR holds lsmod.
+# Inside the chroot: debug-kernel.sh --build DIR KVER LINE. DIR holds lsmod.
 if [ "${1:-}" = --build ]; then
-	out=$2 kver=$3
-	src=/usr/src/linux-source-6.12.tar.xz
+	out=$2 kver=$3 line=$4
+	src=/usr/src/linux-source-$line.tar.xz
 	t=$out/linux
 	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "/boot/config-$kver")
 	command -v "$cc" >/dev/null 2>&1 || cc=gcc
@@ -67,13 +74,14 @@ fi
 
 kver=$("$top/scripts/trixie-cache.sh") || die "trixie cache failed"
 config=$C/root/boot/config-$kver
-tarball=$C/root/usr/src/linux-source-6.12.tar.xz
+tarball=$C/root/usr/src/linux-source-$line.tar.xz
 [ -f "$config" ] || die "no $config"
 [ -f "$tarball" ] || die "no $tarball"
 key=$( {
 	echo "$kver"
 	ls -l --time-style=+%s "$tarball" | awk '{print $5, $6}'
-	cat "$0" "$here/debug-kernel.config" "$here/modules" "$config"
+	# shellcheck disable=SC2086 # a list of files
+	cat "$0" "$here/debug-kernel.config" $modlists "$config"
 } | sha256sum | cut -c1-16)
 if [ "${1:-}" = --key ]; then
 	echo "$key"
@@ -102,7 +110,8 @@ mkdir -p "$out"
 # The modules the guest loads, with their dependencies, as lsmod would list
 # them (localmodconfig keeps these and drops every other module).
 mods=$C/root/usr/lib/modules/$kver
-roots=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/modules")
+# shellcheck disable=SC2086 # a list of files
+roots=$(cat $modlists | grep -v '^[[:space:]]*\(#\|$\)')
 {
 	echo "Module                  Size  Used by"
 	todo=$roots seen=
@@ -122,8 +131,8 @@ roots=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/modules")
 log "building $key for modules: $(awk 'NR > 1 {printf "%s ", $1}' "$out/lsmod")"
 
 start=$(date +%s)
-FAMFS_CHROOT_KERNELTREE=1 FAMFS_CHROOT_BIND="$D" "$top/scripts/trixie-chroot.sh" \
-	tests/vm/debug-kernel.sh --build "$out" "$kver" >"$out/build.log" 2>&1 || {
+FAMFS_KLINE=$line FAMFS_CHROOT_KERNELTREE=1 FAMFS_CHROOT_BIND="$D" \
+	"$top/scripts/trixie-chroot.sh" tests/vm/debug-kernel.sh --build "$out" "$kver" "$line" >"$out/build.log" 2>&1 || {
 	tail -n 30 "$out/build.log" >&2
 	die "debug kernel build failed (log: $out/build.log)"
 }
