@@ -100,19 +100,29 @@ static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
 	return reply_ok(ih, out, (size_t)len);
 }
 
-/* GET_DAXDEV: we serve one device, index 0 (ADD_DAXDEV is not yet used). */
+/*
+ * GET_DAXDEV: we serve one device, index 0 (ADD_DAXDEV is not yet used).
+ * Our kernel names the index in a fuse_get_daxdev_in body; upstream's
+ * series sends no body and carries the index in the header's nodeid.
+ */
 static size_t get_daxdev(struct fused *fs, const struct fuse_in_header *ih,
 			 const uint8_t *body, size_t bodylen, uint8_t *out,
 			 size_t outsz)
 {
 	struct fuse_get_daxdev_in in;
 	struct fuse_daxdev_out d;
+	uint64_t index;
 
 	fs->get_daxdevs++;
-	if (bodylen < sizeof(in))
+	if (bodylen == 0) {
+		index = ih->nodeid;
+	} else if (bodylen >= sizeof(in)) {
+		memcpy(&in, body, sizeof(in));
+		index = in.daxdev_num;
+	} else {
 		return reply_err(ih, EINVAL, out);
-	memcpy(&in, body, sizeof(in));
-	if (in.daxdev_num != 0)
+	}
+	if (index != 0)
 		return reply_err(ih, EINVAL, out);
 	if (outsz < sizeof(struct fuse_out_header) + sizeof(d))
 		return reply_err(ih, ENOSPC, out);

@@ -117,6 +117,21 @@ def test_get_daxdev(files):
         expect_err(errno.EINVAL)
     assert request(dev, GET_DAXDEV, 0, b"\0\0")[1] == \
         expect_err(errno.EINVAL)
+    # Our kernel's body names the index whatever the header's nodeid is.
+    assert request(dev, GET_DAXDEV, 7, struct.pack("<I", 0))[1] == \
+        expect_ok(DAXDEV.pack(0, 0, 0, 0, 0, name))
+
+
+def test_get_daxdev_upstream_form(files):
+    """Upstream's kernel series sends GET_DAXDEV with no body and the
+    device index in the header's nodeid."""
+    dev, _ = files
+    name = os.path.realpath(dev).encode()
+    assert request(dev, GET_DAXDEV, 0)[1] == \
+        expect_ok(DAXDEV.pack(0, 0, 0, 0, 0, name))
+    for index in (1, 24, 1 << 40):
+        assert request(dev, GET_DAXDEV, index)[1] == \
+            expect_err(errno.EINVAL)
 
 
 def test_other_opcodes_go_to_libfuse(files):
