@@ -1,77 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Reading /proc/self/mountinfo for famfs mounts (fuse.famfs, famfs_fuse). */
+/*
+ * Reading /proc/self/mountinfo for famfs mounts of ours (fuse.famfs,
+ * famfs_fuse; root's: see libfamfs's famfs_mounts_each()).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+
+#include "libfamfs.h"
 
 #include "mountinfo.h"
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
+static bool at_fn(const struct famfs_mount_ent *m, void *arg)
 {
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] &&
-		    s[3]) {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				      (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = '\0';
-}
-
-static bool is_famfs_type(const char *t)
-{
-	return !strcmp(t, "fuse.famfs") || !strncmp(t, "famfs_fuse", 10);
-}
-
-/* Call @fn on each famfs mount until it returns true. */
-static bool each_famfs(bool (*fn)(const char *mnt, const char *src, bool rw,
-				  void *arg),
-		       void *arg)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char *line = NULL;
-	size_t cap = 0;
-	bool hit = false;
-
-	if (!f)
-		return false;
-	while (!hit && getline(&line, &cap, f) > 0) {
-		char mnt[4096], opts[1024], type[256], src[4096];
-		char *sep = strstr(line, " - ");
-
-		if (!sep ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt, opts) != 2 ||
-		    sscanf(sep + 3, "%255s %4095s", type, src) != 2)
-			continue;
-		if (!is_famfs_type(type))
-			continue;
-		unescape(mnt);
-		unescape(src);
-		hit = fn(mnt, src, strncmp(opts, "ro", 2) != 0, arg);
-	}
-	free(line);
-	fclose(f);
-	return hit;
-}
-
-static bool at_fn(const char *mnt, const char *src, bool rw, void *arg)
-{
-	(void)src;
-	(void)rw;
-	return !strcmp(mnt, arg);
+	return m->famfs && !strcmp(m->dir, arg);
 }
 
 bool famfs_mount_at(const char *path)
 {
-	return each_famfs(at_fn, (void *)path);
+	return famfs_mounts_each(at_fn, (void *)path);
 }
 
 bool famfs_mount_dead(const char *path)
@@ -82,36 +32,17 @@ bool famfs_mount_dead(const char *path)
 	       errno == ENOTCONN;
 }
 
-struct of_arg {
-	const char *dev;
-	char *where;
-	size_t len;
-	bool *rw;
-	bool found_rw;
-};
-
-static bool of_fn(const char *mnt, const char *src, bool rw, void *arg)
-{
-	struct of_arg *a = arg;
-
-	if (strcmp(src, a->dev))
-		return false;
-	/* A read-write mount is the one that matters: keep looking for it. */
-	if (!a->where[0] || rw)
-		snprintf(a->where, a->len, "%s", mnt);
-	if (rw)
-		a->found_rw = true;
-	return rw;
-}
-
 bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw)
 {
-	struct of_arg a = { dev, where, len, rw, false };
+	struct famfs_dev_id id;
+	struct stat st;
 
 	where[0] = '\0';
-	each_famfs(of_fn, &a);
-	*rw = a.found_rw;
-	return where[0] != '\0';
+	*rw = false;
+	if (stat(dev, &st) < 0)
+		return false;
+	famfs_dev_id_of(&st, &id);
+	return famfs_id_mounted(&id, true, where, len, rw);
 }
 
 /* Each mount on @path, bottom first: @fn(devno, arg). */
@@ -129,7 +60,7 @@ static void each_mount_on(const char *path,
 
 		if (sscanf(line, "%*s %*s %63s %*s %4095s", devno, mnt) != 2)
 			continue;
-		unescape(mnt);
+		famfs_mount_unescape(mnt);
 		if (!strcmp(mnt, path))
 			fn(devno, arg);
 	}

@@ -14,8 +14,9 @@ bool famfs_mount_at(const char *path);
  */
 bool famfs_mount_dead(const char *path);
 /*
- * Is the device @dev (a canonical path) mounted as a famfs? Says where the
- * first such mount is and whether it is read-write.
+ * Is the device @dev (any path to it) mounted as a famfs? Compares the
+ * device's identity with each mount's source, never their names. Says
+ * where the first such mount is and whether it is read-write.
  */
 bool famfs_mount_of(const char *dev, char *where, size_t len, bool *rw);
 

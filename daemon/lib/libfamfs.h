@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "format.h"
 
@@ -340,10 +342,48 @@ int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
 int famfs_log_len_check(uint64_t log_len);
 /* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
 int famfs_kill_super(const char *path);
+/* ---- mounts -------------------------------------------------------------- */
+
 /*
- * Is @path (a device or image file) the source of a mounted file system?
- * If so, @where gets the first mount point found.
+ * What names a device whatever path reaches it: kind 'c' or 'b' and the
+ * node's st_rdev, or 'f' and an image file's st_dev and st_ino.
  */
+struct famfs_dev_id {
+	char kind;
+	dev_t dev;
+	ino_t ino;
+};
+void famfs_dev_id_of(const struct stat *st, struct famfs_dev_id *id);
+bool famfs_dev_id_eq(const struct famfs_dev_id *a, const struct famfs_dev_id *b);
+
+/* One line of /proc/self/mountinfo, unescaped. */
+struct famfs_mount_ent {
+	const char *dir, *src, *type;
+	bool rw;
+	bool famfs; /* fuse.famfs or our module's famfs_fuse* */
+};
+/*
+ * Call @fn on each mount until it returns true, leaving out FUSE mounts
+ * root does not own (user_id=0): any user can make one and name it as
+ * they like, and it holds no device. True if @fn said so.
+ */
+bool famfs_mounts_each(bool (*fn)(const struct famfs_mount_ent *m,
+				  void *arg),
+		       void *arg);
+/* mountinfo and mounts escape space, tab, newline and backslash as \ooo. */
+void famfs_mount_unescape(char *s);
+bool famfs_mount_type_famfs(const char *type);
+/* Do FUSE mount options (comma-separated) say root owns the mount? */
+bool famfs_mount_opts_root(const char *opts);
+/*
+ * Is the device @id the source of a mount (a famfs mount of ours when
+ * @famfs_only)? Compares identities, never names. @where gets the first
+ * read-write such mount, else the first; *@rw (if not NULL) whether any
+ * is read-write.
+ */
+bool famfs_id_mounted(const struct famfs_dev_id *id, bool famfs_only,
+		      char *where, size_t len, bool *rw);
+/* famfs_id_mounted() of the device or image file @path, any mount. */
 bool famfs_dev_mounted(const char *path, char *where, size_t len);
 
 /* ---- fsck ---------------------------------------------------------------- */

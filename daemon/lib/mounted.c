@@ -1,34 +1,180 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Whether a device (or image file) is the source of a mounted file system. */
+/*
+ * Whether a device (or image file) is mounted, and which mounts are famfs
+ * mounts of ours. A device is found by its identity (an image file's
+ * st_dev and st_ino, a device node's st_rdev), whatever name reached it:
+ * a hard link, a bind mount of its directory, a path with a space. The
+ * mount table's text never decides: its source is only a path to stat.
+ *
+ * Any user can make a FUSE mount (fusermount3 is set-user-ID root) and
+ * name it as they like: type fuse.famfs, source the path of root's image.
+ * Such a mount holds no device, so it is not ours: a FUSE mount counts
+ * only when root owns it (user_id=0 in its options: the kernel sets it
+ * from the mounter, fusermount3 from the caller's uid).
+ */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
-bool famfs_dev_mounted(const char *path, char *where, size_t len)
+void famfs_mount_unescape(char *s)
 {
-	char real[PATH_MAX], line[8192], src[PATH_MAX], mnt[PATH_MAX];
-	bool found = false;
-	FILE *f;
+	char *d = s;
 
-	if (!realpath(path, real))
-		return false;
-	f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char rsrc[PATH_MAX];
-
-		if (sscanf(line, "%4095s %4095s", src, mnt) != 2)
-			continue;
-		if (!strcmp(src, real) ||
-		    (realpath(src, rsrc) && !strcmp(rsrc, real))) {
-			snprintf(where, len, "%s", mnt);
-			found = true;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
 		}
 	}
+	*d = '\0';
+}
+
+bool famfs_mount_type_famfs(const char *type)
+{
+	return !strcmp(type, "fuse.famfs") || !strncmp(type, "famfs_fuse", 10);
+}
+
+static bool is_fuse_type(const char *type)
+{
+	return !strncmp(type, "fuse", 4) || !strncmp(type, "famfs_fuse", 10);
+}
+
+bool famfs_mount_opts_root(const char *opts)
+{
+	const char *p = opts;
+
+	for (;;) {
+		if (!strncmp(p, "user_id=0", 9) && (p[9] == ',' || !p[9] ||
+						    p[9] == ' ' || p[9] == '\n'))
+			return true;
+		p = strchr(p, ',');
+		if (!p)
+			return false;
+		p++;
+	}
+}
+
+void famfs_dev_id_of(const struct stat *st, struct famfs_dev_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
+		id->kind = S_ISCHR(st->st_mode) ? 'c' : 'b';
+		id->dev = st->st_rdev;
+	} else {
+		id->kind = 'f';
+		id->dev = st->st_dev;
+		id->ino = st->st_ino;
+	}
+}
+
+bool famfs_dev_id_eq(const struct famfs_dev_id *a, const struct famfs_dev_id *b)
+{
+	return a->kind == b->kind && a->dev == b->dev && a->ino == b->ino;
+}
+
+/* The identity of a mount's source, when it is a path that exists. */
+static bool source_id(const char *src, struct famfs_dev_id *id)
+{
+	struct stat st;
+
+	if (src[0] != '/' || stat(src, &st) < 0)
+		return false;
+	famfs_dev_id_of(&st, id);
+	return true;
+}
+
+bool famfs_mounts_each(bool (*fn)(const struct famfs_mount_ent *m,
+				  void *arg),
+		       void *arg)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	bool hit = false;
+
+	if (!f)
+		return false;
+	while (!hit && getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX], opts[1024], type[256], src[PATH_MAX];
+		char *sep = strstr(line, " - ");
+		struct famfs_mount_ent m;
+		int at = 0;
+
+		if (!sep ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt, opts) != 2 ||
+		    sscanf(sep + 3, "%255s %4095s %n", type, src, &at) != 2)
+			continue;
+		/* Someone else's FUSE mount holds no device of ours. */
+		if (is_fuse_type(type) &&
+		    (!at || !famfs_mount_opts_root(sep + 3 + at)))
+			continue;
+		famfs_mount_unescape(mnt);
+		famfs_mount_unescape(src);
+		m.dir = mnt;
+		m.src = src;
+		m.type = type;
+		m.rw = strncmp(opts, "ro", 2) != 0 ||
+		       (opts[2] != ',' && opts[2] != '\0');
+		m.famfs = famfs_mount_type_famfs(type);
+		hit = fn(&m, arg);
+	}
+	free(line);
 	fclose(f);
-	return found;
+	return hit;
+}
+
+struct find_arg {
+	struct famfs_dev_id id;
+	bool famfs_only;
+	char *where;
+	size_t len;
+	bool rw;
+};
+
+static bool find_fn(const struct famfs_mount_ent *m, void *arg)
+{
+	struct find_arg *a = arg;
+	struct famfs_dev_id id;
+
+	if ((a->famfs_only && !m->famfs) || !source_id(m->src, &id) ||
+	    !famfs_dev_id_eq(&id, &a->id))
+		return false;
+	/* A read-write mount is the one that matters: keep looking for it. */
+	if (!a->where[0] || m->rw)
+		snprintf(a->where, a->len, "%s", m->dir);
+	a->rw = a->rw || m->rw;
+	return m->rw;
+}
+
+bool famfs_id_mounted(const struct famfs_dev_id *id, bool famfs_only,
+		      char *where, size_t len, bool *rw)
+{
+	struct find_arg a = { .id = *id, .famfs_only = famfs_only,
+			      .where = where, .len = len };
+
+	where[0] = '\0';
+	famfs_mounts_each(find_fn, &a);
+	if (rw)
+		*rw = a.rw;
+	return where[0] != '\0';
+}
+
+bool famfs_dev_mounted(const char *path, char *where, size_t len)
+{
+	struct famfs_dev_id id;
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return false;
+	famfs_dev_id_of(&st, &id);
+	return famfs_id_mounted(&id, false, where, len, NULL);
 }

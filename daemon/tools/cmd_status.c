@@ -126,24 +126,6 @@ struct mnt {
 	char unchecked[PATH_MAX + 64]; /* why the log was not read */
 };
 
-/* /proc/mounts escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				      (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
 static bool famfs_type(const char *t)
 {
 	size_t n = strlen(t);
@@ -404,11 +386,18 @@ static int collect(const char *table, int nwant, char **want, struct mnt **out,
 		bool wanted = !nwant;
 		struct mnt *m;
 
-		if (sscanf(line, "%4095s %4095s %63s", src, dir, type) != 3 ||
-		    !famfs_type(type))
+		char opts[1024];
+
+		/*
+		 * A FUSE mount root does not own is a user's, named as they
+		 * like (fusermount3 is set-user-ID): never ours.
+		 */
+		if (sscanf(line, "%4095s %4095s %63s %1023s", src, dir, type,
+			   opts) != 4 ||
+		    !famfs_type(type) || !famfs_mount_opts_root(opts))
 			continue;
-		unescape(src);
-		unescape(dir);
+		famfs_mount_unescape(src);
+		famfs_mount_unescape(dir);
 		for (int i = 0; i < nwant; i++) {
 			char real[PATH_MAX];
 
@@ -452,11 +441,13 @@ static void summary(const struct kmod *k, const struct mnt *ms,
 
 	for (unsigned int i = 0; i < n && o < len; i++) {
 		const struct mnt *m = &ms[i];
-
 		const char *tk = kv(m, "takeovers");
+		char esc[FAMFS_ESCAPED_LEN(PATH_MAX)];
 
+		/* One STATUS= line: a newline in a name would start a field. */
 		o += (size_t)snprintf(buf + o, len - o, "%s %s (%s mode, %s, %s%s%s)",
-				      i ? "," : ":", m->dir,
+				      i ? "," : ":",
+				      famfs_escape(m->dir, esc, sizeof(esc)),
 				      kv(m, "mode") ? kv(m, "mode") : "unknown",
 				      kv(m, "role") ? kv(m, "role") : "role unknown",
 				      healthy(m) ? "healthy" : "NOT HEALTHY",

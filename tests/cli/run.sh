@@ -682,7 +682,7 @@ t_status_fake() {
 	dd if="$IMG" of="$fake/.meta/.superblock" bs=2M count=1 2>/dev/null
 	dd if="$IMG" of="$fake/.meta/.log" bs=2M skip=1 count=4 2>/dev/null
 	printf 'mode=fallback\ndevice=%s\nrole=master\npid=1\nrequests=5\npoll_ms=1000\ndevice_health=ok\n' "$IMG" >"$fake/.meta/.status"
-	printf '%s %s fuse.famfs rw,nosuid 0 0\n' "$IMG" "${fake// /\\040}" >"$tab"
+	printf '%s %s fuse.famfs rw,nosuid,user_id=0,group_id=0 0 0\n' "$IMG" "${fake// /\\040}" >"$tab"
 	echo "/dev/sda1 / ext4 rw 0 0" >>"$tab"
 	FAMFS_MOUNTS=$tab run 0 "$FAMFS" status --json || return 1
 	$PY - "$OUT" "$fake" <<'EOF' || return 1
@@ -726,7 +726,7 @@ t_json_keys() {
 	printf 'mode=fallback\n' >"$odd/bare/.meta/.status"
 	: >"$tab"
 	for m in full bare; do
-		printf '%s %s fuse.famfs rw,nosuid 0 0\n' "$IMG" \
+		printf '%s %s fuse.famfs rw,nosuid,user_id=0,group_id=0 0 0\n' "$IMG" \
 			"$(printf %s "$odd/$m" | sed 's/\\/\\134/g; s/\t/\\011/g')" >>"$tab"
 	done
 	FAMFS_MOUNTS=$tab run 1 "$FAMFS" status --json || return 1

@@ -102,7 +102,7 @@ check "make install: helpers where mount(8) looks, famfs_fused, famfs.conf insta
 watch_notify() {
 	mkdir -p "$W/sys/module" "$W/mnt/.meta"
 	printf 'mode=famfs\nrole=master\npid=4242\nunit=famfs@x.service\n' >"$W/mnt/.meta/.status"
-	printf '/dev/dax0.0 %s famfs_fuse.famfs rw 0 0\n' "$W/mnt" >"$W/mounts"
+	printf '/dev/dax0.0 %s famfs_fuse.famfs rw,user_id=0,group_id=0 0 0\n' "$W/mnt" >"$W/mounts"
 	FAMFS_MOUNTS=$W/mounts FAMFS_SYSFS=$W/sys /usr/bin/python3 - "$B/daemon/tools/famfs" "$W" <<'PY'
 import os, signal, socket, subprocess, sys, time
 famfs, w = sys.argv[1], sys.argv[2]

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Writers of one device, whatever name reaches it: a mounted image is
+found by its identity, not its name, and a user's FUSE mount named like
+ours is not taken for ours."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+
+import pytest
+
+import famfs_host as fh
+
+NOBODY = 65534
+USERFUSE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "userfuse.py")
+SYSPY = "/usr/bin/python3"  # what an unprivileged user runs
+AS_NOBODY = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+             "--clear-groups"]
+
+
+@pytest.fixture
+def pub(tools):
+    """A directory others may enter (pytest's tmp_path is root's alone)."""
+    d = tempfile.mkdtemp(prefix="famfs-writers.", dir="/tmp")
+    os.chmod(d, 0o755)
+    made = []
+    yield d, made
+    for undo in reversed(made):
+        undo()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def tree(path, n, tag):
+    os.makedirs(path)
+    for i in range(n):
+        with open(os.path.join(path, "f%02d" % i), "wb") as f:
+            f.write(("%s-%02d " % (tag, i)).encode() * 1000)
+
+
+def same_tree(a, b):
+    for name in sorted(os.listdir(a)):
+        with open(os.path.join(a, name), "rb") as f:
+            want = f.read()
+        with open(os.path.join(b, name), "rb") as f:
+            got = f.read(len(want))
+        assert got == want, "%s differs from %s" % (os.path.join(b, name),
+                                                    os.path.join(a, name))
+
+
+def fsck_clean(host, path):
+    p = host.famfs("fsck", "--json", path, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)
+
+
+def test_mounted_image_is_found_by_identity(pub, master, mounts):
+    """A space in the path, a hard link, a bind mount of its directory."""
+    d, made = pub
+    mydir = os.path.join(d, "my dir")
+    os.mkdir(mydir)
+    img = os.path.join(mydir, "img")
+    fh.mkfs(master, img, 256 * fh.MiB)
+    m = fh.Mount(master, img, os.path.join(d, "mnt"),
+                 os.path.join(d, "fused.log"))
+    mounts.append(m)
+    m.mount()
+    master.famfs("creat", "-s", "4096", m.mnt + "/keep")
+    link = os.path.join(d, "link")
+    os.link(img, link)
+    bind = os.path.join(d, "bound")
+    os.mkdir(bind)
+    fh.run(["mount", "--bind", mydir, bind])
+    made.append(lambda: subprocess.run(["umount", "-l", bind]))
+    for alias in (img, link, os.path.join(bind, "img")):
+        p = master.famfs("fsck", "--repair", alias, check=False)
+        assert p.returncode != 0 and "EBUSY" in p.stderr, (alias, p.stderr)
+        p = fh.run([fh.MKFS, "-f", alias], env=master.env, check=False)
+        assert p.returncode != 0 and "mounted" in p.stderr, (alias, p.stderr)
+        os.makedirs(os.path.join(d, "mnt2"), exist_ok=True)
+        p = fh.run([fh.MOUNT, alias, os.path.join(d, "mnt2")],
+                   env=master.env, check=False)
+        assert p.returncode != 0 and "already mounted" in p.stderr, \
+            (alias, p.stderr)
+    # Nothing of it reached the log.
+    r = fsck_clean(master, m.mnt)
+    assert os.path.exists(m.mnt + "/keep")
+    assert not os.path.exists(m.mnt + "/x"), r
+
+
+# ---- a user's FUSE mount named like ours ----------------------------------
+
+def user_fuse_mount(mnt, fsname, made):
+    """A FUSE mount of type fuse.famfs and source @fsname, served by
+    nobody. Through fusermount3 where users may open /dev/fuse; else the
+    mount fusermount3 would make (user_id=65534), made for the user."""
+    os.chown(mnt, NOBODY, NOBODY)
+    opts = "fsname=%s,subtype=famfs" % fsname
+    p = subprocess.Popen(AS_NOBODY + [SYSPY, USERFUSE, mnt, opts],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    if p.stdout.readline().strip() != "mounted":
+        err = p.communicate(timeout=10)[1]
+        assert "/dev/fuse" in err, err
+        fd = os.open("/dev/fuse", os.O_RDWR)
+        fh.run(["mount", "-i", "-t", "fuse.famfs", "-o",
+                "nosuid,nodev,fd=%d,rootmode=40000,user_id=%d,group_id=%d"
+                % (fd, NOBODY, NOBODY), fsname, mnt], pass_fds=[fd])
+        p = subprocess.Popen(AS_NOBODY + [SYSPY, USERFUSE, "--fd", str(fd)],
+                             pass_fds=[fd], stdout=subprocess.PIPE,
+                             text=True)
+        os.close(fd)
+        assert p.stdout.readline().strip() == "mounted"
+    made.append(p.kill)
+    made.append(lambda: subprocess.run(["umount", "-l", mnt]))
+    with open("/proc/self/mountinfo") as f:
+        assert "user_id=%d" % NOBODY in f.read()
+
+
+EVIL = "evil\nSTOPPING=1\nSTATUS=pwned"
+
+
+def test_user_fuse_mount_does_not_block_root(pub, master, mounts):
+    d, made = pub
+    img = os.path.join(d, "img")
+    fh.mkfs(master, img, 256 * fh.MiB)
+    fake = os.path.join(d, EVIL)
+    os.mkdir(fake)
+    user_fuse_mount(fake, img, made)
+    p = master.famfs("fsck", img, check=False)
+    assert p.returncode == 0, p.stderr
+    p = master.famfs("creat", "-D", img, "-s", "4096", "f", check=False)
+    assert p.returncode == 0, p.stderr
+    m = fh.Mount(master, img, os.path.join(d, "mnt"),
+                 os.path.join(d, "fused.log"))
+    mounts.append(m)
+    m.mount()
+    assert os.path.exists(m.mnt + "/f")
+    m.unmount()
+    p = fh.run([fh.MKFS, "-f", img], env=master.env, check=False)
+    assert p.returncode == 0, p.stderr
+
+
+def test_status_ignores_a_user_fuse_mount(pub, master):
+    d, made = pub
+    img = os.path.join(d, "img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    fake = os.path.join(d, EVIL)
+    os.mkdir(fake)
+    user_fuse_mount(fake, img, made)
+    env = dict(master.env)
+    env.pop("FAMFS_MOUNTS", None)
+    p = fh.run([fh.FAMFS, "status", "--json"], env=env, check=False,
+               timeout=30)
+    mps = [m["mountpoint"] for m in json.loads(p.stdout)["mounts"]]
+    assert fake not in mps, mps
+    # --watch: one STATUS= field, nothing of the mount's name as fields
+    path = os.path.join(d, "notify")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(path)
+    s.settimeout(20)
+    w = subprocess.Popen([fh.FAMFS, "status", "--watch"],
+                         env=dict(env, NOTIFY_SOCKET=path),
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        msg = s.recv(65536).decode()
+    finally:
+        w.terminate()
+        w.wait(timeout=20)
+        s.close()
+    fields = [l for l in msg.split("\n") if l]
+    assert fields[0] == "READY=1" and fields[1].startswith("STATUS="), msg
+    assert len(fields) == 2, msg
+    assert "pwned" not in msg, msg
