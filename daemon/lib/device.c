@@ -384,13 +384,26 @@ void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 }
 
 /*
- * The writers' lock: an open-file-description write lock on the whole
- * device or .meta/.log. A write lock needs a descriptor open for writing,
- * and .meta/.log opens only for root, so a reader cannot take it; and
- * flock(), which anyone who can read the file could hold (flock(1)), no
- * longer meets it. Waiting is bounded: FAMFS_LOCK_TIMEOUT seconds.
+ * The writers' lock: one per device, whatever path reaches it (the
+ * device, an image file by any link or bind mount, a mount's .meta/.log),
+ * and one a reader cannot hold.
+ *
+ * Root locks a file in a directory only root can write, named by the
+ * device's identity: /run/famfs/lock/f<st_dev>-<st_ino> for an image,
+ * c<rdev> for a devdax node; through a mount, the identity of the
+ * mount's source. A lock on the device itself would not do: an
+ * open-file-description read lock needs only read access, and any
+ * reader of the image would hold every writer off.
+ *
+ * Others cannot create files there; they write only devices they may
+ * write, and lock the device itself (F_OFD_SETLK, a write lock). Root
+ * takes that lock too when users other than root can write the device,
+ * so root and such a user still exclude each other. Waiting is bounded:
+ * FAMFS_LOCK_TIMEOUT seconds.
  */
 #define LOCK_TIMEOUT_DEFAULT 30
+#define LOCK_PARENT "/run/famfs"
+#define LOCK_DIR LOCK_PARENT "/lock"
 
 static int ofd_lock(int fd, short type)
 {
@@ -479,41 +492,36 @@ static void lock_holder(int fd, char *out, size_t len)
 	closedir(proc);
 }
 
-int famfs_dev_lock(struct famfs_dev *dev)
+/* Take the write lock on @fd, waiting at most @limit seconds. */
+static int wait_lock(int fd, const char *path, unsigned int limit)
 {
-	unsigned int limit;
 	struct timespec start, now;
 	long delay_ms = 5;
 	bool told = false;
 	char who[128];
 	double waited;
 
-	if (!dev->writable)
-		return famfs_fail(EBADF, "the log of %s is open read-only: only a writer takes its lock",
-				  dev->path);
-	if (lock_timeout(&limit))
-		return -EINVAL;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		if (ofd_lock(dev->fd, F_WRLCK) == 0)
+		if (ofd_lock(fd, F_WRLCK) == 0)
 			return 0;
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return famfs_fail(errno,
 					  "cannot lock the log of %s: %s",
-					  dev->path, strerror(errno));
+					  path, strerror(errno));
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		waited = (double)(now.tv_sec - start.tv_sec) +
 			 (double)(now.tv_nsec - start.tv_nsec) / 1e9;
 		if (waited >= limit) {
-			lock_holder(dev->fd, who, sizeof(who));
+			lock_holder(fd, who, sizeof(who));
 			return famfs_fail(ETIMEDOUT, "gave up after %u s waiting for the log lock of %s, held by %s (FAMFS_LOCK_TIMEOUT sets the wait)",
-					  limit, dev->path, who);
+					  limit, path, who);
 		}
 		if (!told && waited >= 1.0) {
 			/* Never wait silently: say for whom. */
-			lock_holder(dev->fd, who, sizeof(who));
+			lock_holder(fd, who, sizeof(who));
 			fprintf(stderr, "famfs: waiting up to %u s for the log lock of %s, held by %s\n",
-				limit, dev->path, who);
+				limit, path, who);
 			told = true;
 		}
 		usleep((useconds_t)delay_ms * 1000);
@@ -522,7 +530,160 @@ int famfs_dev_lock(struct famfs_dev *dev)
 	}
 }
 
+struct root_arg {
+	const char *root;
+	struct famfs_dev_id *id;
+	bool found;
+};
+
+static bool root_fn(const struct famfs_mount_ent *m, void *arg)
+{
+	struct root_arg *a = arg;
+	struct stat st;
+
+	if (!m->famfs || strcmp(m->dir, a->root) || m->src[0] != '/' ||
+	    stat(m->src, &st) < 0)
+		return false;
+	famfs_dev_id_of(&st, a->id);
+	a->found = true;
+	return true;
+}
+
+/* The device behind @dev: its own identity, or a mount's source's. */
+static bool dev_identity(const struct famfs_dev *dev, struct famfs_dev_id *id)
+{
+	struct root_arg a = { dev->path, id, false };
+	struct stat st;
+
+	if (dev->kind == FAMFS_DEV_META) {
+		famfs_mounts_each(root_fn, &a);
+		return a.found;
+	}
+	if (fstat(dev->fd, &st) < 0)
+		return false;
+	famfs_dev_id_of(&st, id);
+	return true;
+}
+
+/* /run/famfs/lock, made if missing; refused unless root's alone. */
+static int lock_dir(void)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(LOCK_PARENT, 0755) < 0 && errno != EEXIST)
+		return famfs_fail(errno, "cannot make %s: %s", LOCK_PARENT,
+				  strerror(errno));
+	if (mkdir(LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return famfs_fail(errno, "cannot make %s: %s", LOCK_DIR,
+				  strerror(errno));
+	fd = open(LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return famfs_fail(errno, "cannot open %s: %s", LOCK_DIR,
+				  strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		close(fd);
+		return famfs_fail(EPERM, "%s is not root's alone (owner, or writable by others): no writer trusts its locks",
+				  LOCK_DIR);
+	}
+	return fd;
+}
+
+/* Root's lock file for the device @id, open for writing. */
+static int id_lock_file(const struct famfs_dev_id *id)
+{
+	char name[96];
+	int dir = lock_dir(), fd;
+
+	if (dir < 0)
+		return dir;
+	if (id->kind == 'f')
+		snprintf(name, sizeof(name), "f%u:%u-%llu", major(id->dev),
+			 minor(id->dev), (unsigned long long)id->ino);
+	else
+		snprintf(name, sizeof(name), "%c%u:%u", id->kind,
+			 major(id->dev), minor(id->dev));
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		fd = famfs_fail(errno, "cannot open the lock %s/%s: %s",
+				LOCK_DIR, name, strerror(errno));
+	close(dir);
+	return fd;
+}
+
+/* Can users other than root write the device? */
+static bool others_write(const struct famfs_dev *dev)
+{
+	struct stat st;
+
+	if (dev->kind == FAMFS_DEV_META || fstat(dev->fd, &st) < 0)
+		return false;
+	return st.st_uid != 0 || (st.st_mode & 022);
+}
+
+/* A device under a mount is the mount's: writers go through it. */
+static int check_unmounted(const struct famfs_dev *dev,
+			   const struct famfs_dev_id *id)
+{
+	char where[PATH_MAX];
+
+	if (dev->kind == FAMFS_DEV_META ||
+	    !famfs_id_mounted(id, false, where, sizeof(where), NULL))
+		return 0;
+	return famfs_fail(EBUSY, "%s is mounted at %s (EBUSY): its log is the mount's; write through %s, never to the device under it",
+			  dev->path, where, where);
+}
+
+int famfs_dev_lock(struct famfs_dev *dev)
+{
+	struct famfs_dev_id id;
+	unsigned int limit;
+	bool known;
+	int rc;
+
+	if (!dev->writable)
+		return famfs_fail(EBADF, "the log of %s is open read-only: only a writer takes its lock",
+				  dev->path);
+	if (lock_timeout(&limit))
+		return -EINVAL;
+	dev->id_locked = dev->dev_locked = false;
+	known = dev_identity(dev, &id);
+	/* Before waiting behind the mount's writers, and again after. */
+	rc = known ? check_unmounted(dev, &id) : 0;
+	if (rc)
+		return rc;
+	if (known && geteuid() == 0) {
+		dev->id_lock_fd = id_lock_file(&id);
+		if (dev->id_lock_fd < 0)
+			return dev->id_lock_fd;
+		rc = wait_lock(dev->id_lock_fd, dev->path, limit);
+		if (rc) {
+			close(dev->id_lock_fd);
+			return rc;
+		}
+		dev->id_locked = true;
+	}
+	if (!dev->id_locked || others_write(dev)) {
+		rc = wait_lock(dev->fd, dev->path, limit);
+		if (rc) {
+			famfs_dev_unlock(dev);
+			return rc;
+		}
+		dev->dev_locked = true;
+	}
+	/* Under the lock: a mount made meanwhile is seen. */
+	rc = known ? check_unmounted(dev, &id) : 0;
+	if (rc)
+		famfs_dev_unlock(dev);
+	return rc;
+}
+
 void famfs_dev_unlock(struct famfs_dev *dev)
 {
-	ofd_lock(dev->fd, F_UNLCK);
+	if (dev->dev_locked)
+		ofd_lock(dev->fd, F_UNLCK);
+	if (dev->id_locked)
+		close(dev->id_lock_fd);
+	dev->id_locked = dev->dev_locked = false;
 }

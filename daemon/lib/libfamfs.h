@@ -178,6 +178,9 @@ struct famfs_dev {
 	struct famfs_omf_log *log; /* NULL until famfs_dev_map_log() */
 	uint64_t log_len;
 	void *meta_sb_map, *meta_log_map; /* META only */
+	/* famfs_dev_lock(): which locks are held */
+	bool id_locked, dev_locked;
+	int id_lock_fd; /* root's lock file, when id_locked */
 };
 
 /*
@@ -217,11 +220,12 @@ void famfs_mem_flush(const void *addr, size_t len);
 void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len);
 /*
- * Serialise appenders on this host: a write lock (F_OFD_SETLK) on the
- * device or .meta/.log, which needs @dev open for writing, so readers
- * cannot take it. Waits at most $FAMFS_LOCK_TIMEOUT seconds (default 30;
- * after a second it says on stderr whom it waits for), then -ETIMEDOUT
- * with a message naming the holder.
+ * Serialise appenders on this host: one lock per device, whatever path
+ * reached it, that no reader can hold (device.c says how). Refuses a
+ * device that is mounted (-EBUSY, naming the mount): its writers go
+ * through the mount. Waits at most $FAMFS_LOCK_TIMEOUT seconds (default
+ * 30; after a second it says on stderr whom it waits for), then
+ * -ETIMEDOUT with a message naming the holder.
  */
 int famfs_dev_lock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
@@ -329,6 +333,13 @@ const char *famfs_role_name(enum famfs_role role);
  * host is not the master.
  */
 int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e);
+/*
+ * famfs_log_append() at index @expect, the log's tail as the caller last
+ * saw it under the lock: if the tail moved (someone appended without the
+ * lock) nothing is written and it says so (-EBUSY).
+ */
+int famfs_log_append_at(struct famfs_dev *dev, struct famfs_omf_entry *e,
+			uint64_t expect);
 
 /* ---- mkfs ---------------------------------------------------------------- */
 

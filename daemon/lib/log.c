@@ -191,6 +191,15 @@ int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
 
 int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
 {
+	if (!dev->log)
+		return famfs_fail(EROFS, "%s is open read-only", dev->path);
+	famfs_dev_invalidate(dev, dev->log, sizeof(*dev->log));
+	return famfs_log_append_at(dev, e, dev->log->next_index);
+}
+
+int famfs_log_append_at(struct famfs_dev *dev, struct famfs_omf_entry *e,
+			uint64_t expect)
+{
 	struct famfs_omf_log *log = dev->log;
 	struct famfs_omf_entry *slot;
 	struct famfs_geometry g;
@@ -205,6 +214,14 @@ int famfs_log_append(struct famfs_dev *dev, struct famfs_omf_entry *e)
 
 	famfs_dev_invalidate(dev, log, sizeof(*log));
 	index = log->next_index;
+	/*
+	 * The tail is where this writer last saw it, or someone appended
+	 * without our lock: writing now would overwrite their entry.
+	 */
+	if (index != expect)
+		return famfs_fail(EBUSY, "the log of %s moved under the writers' lock: entry %llu is there, entry %llu was expected; another writer appended without the lock, nothing was written (run famfs fsck, then retry)",
+				  dev->path, (unsigned long long)index,
+				  (unsigned long long)expect);
 	if (index >= famfs_log_slots(dev->log_len))
 		return famfs_fail(ENOSPC, "the log is full (%llu entries); no more files or directories can be created",
 				  (unsigned long long)index);

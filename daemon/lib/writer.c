@@ -51,6 +51,7 @@ int famfs_writer_begin(struct famfs_writer *w, struct famfs_dev *dev)
 					walk.why);
 		goto fail;
 	}
+	w->next = walk.committed;
 	return 0;
 fail:
 	famfs_writer_end(w);
@@ -103,12 +104,13 @@ static int check_new_path(struct famfs_writer *w, const char *relpath)
 
 static int append(struct famfs_writer *w, struct famfs_omf_entry *e)
 {
-	uint64_t index = w->dev->log->next_index;
+	uint64_t index = w->next;
 	struct famfs_omf_entry copy;
-	int rc = famfs_log_append(w->dev, e);
+	int rc = famfs_log_append_at(w->dev, e, index);
 
 	if (rc)
 		return rc;
+	w->next = index + 1;
 	memcpy(&copy, e, sizeof(copy));
 	return famfs_ns_apply(&w->ns, &copy, index);
 }

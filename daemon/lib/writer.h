@@ -16,6 +16,7 @@ struct famfs_writer {
 	struct famfs_geometry g;
 	struct famfs_ns ns;
 	struct famfs_alloc alloc;
+	uint64_t next; /* the log's tail as we left it: the next index */
 };
 
 /*

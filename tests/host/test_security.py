@@ -169,9 +169,17 @@ def test_user_cannot_block_writers(wmnt):
             p.wait()
 
 
+def _lock_file(dev):
+    """Root's writers' lock of the image @dev: named by its identity."""
+    st = os.stat(dev)
+    os.makedirs("/run/famfs/lock", mode=0o700, exist_ok=True)
+    return "/run/famfs/lock/f%d:%d-%d" % (os.major(st.st_dev),
+                                          os.minor(st.st_dev), st.st_ino)
+
+
 def test_writer_lock_waits_with_a_bound(wmnt):
     root, m = wmnt
-    fd = os.open(os.path.join(m.mnt, ".meta/.log"), os.O_RDWR)
+    fd = os.open(_lock_file(m.dev), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
                     struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
@@ -199,21 +207,20 @@ def test_writer_lock_waits_with_a_bound(wmnt):
 
 def _ofd_write_lock(path):
     """An fd holding the writers' lock on @path, as a writer holds it."""
-    fd = os.open(path, os.O_RDWR)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
                 struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
     return fd
 
 
 def test_readers_never_take_the_log_lock(wmnt):
-    """While a writer holds the log lock, of the mount and of the device,
+    """While a writer holds the device's log lock (root's lock file),
     every command that only reads the log completes at once; writers give
     up (FAMFS_LOCK_TIMEOUT=0), which shows the lock was held."""
     root, m = wmnt
     root.famfs("creat", "-s", "2m", "-r", "-S", "7",
                os.path.join(m.mnt, "f"))
-    fds = [_ofd_write_lock(os.path.join(m.mnt, ".meta/.log")),
-           _ofd_write_lock(m.dev)]
+    fds = [_ofd_write_lock(_lock_file(m.dev))]
     env = dict(root.env, FAMFS_LOCK_TIMEOUT="0")
     f = os.path.join(m.mnt, "f")
     try:
@@ -231,12 +238,17 @@ def test_readers_never_take_the_log_lock(wmnt):
             assert p.returncode == 0, (args, p.stdout, p.stderr)
             assert "lock" not in p.stderr, (args, p.stderr)
         holder = "held by pid %d (python3)" % os.getpid()
-        for args, where in ((["mkdir", os.path.join(m.mnt, "d")], m.mnt),
-                            (["mkdir", "-D", m.dev, "d"], m.dev)):
-            p = fh.run([fh.FAMFS] + args, env=env, check=False, timeout=20)
-            assert p.returncode == 1, (args, p.stderr)
-            assert "gave up after 0 s waiting for the log lock of %s, %s" \
-                % (where, holder) in p.stderr, p.stderr
+        p = fh.run([fh.FAMFS, "mkdir", os.path.join(m.mnt, "d")], env=env,
+                   check=False, timeout=20)
+        assert p.returncode == 1, p.stderr
+        assert "gave up after 0 s waiting for the log lock of %s, %s" \
+            % (m.mnt, holder) in p.stderr, p.stderr
+        # The device under the mount is the mount's: no writer there.
+        p = fh.run([fh.FAMFS, "mkdir", "-D", m.dev, "d"], env=env,
+                   check=False, timeout=20)
+        assert p.returncode == 1, p.stderr
+        assert "%s is mounted at %s (EBUSY)" % (m.dev, m.mnt) in p.stderr, \
+            p.stderr
     finally:
         for fd in fds:
             os.close(fd)

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Writers of one device, whatever name reaches it: a mounted image is
-found by its identity, not its name, and a user's FUSE mount named like
-ours is not taken for ours."""
+"""Writers of one device, whatever name reaches it: two writers never both
+append (one lock per device, a mounted device refuses -D writers), a
+mounted image is found by its identity, not its name, a user's FUSE mount
+named like ours is not taken for ours, and a reader cannot hold the
+writers' lock."""
 import json
 import os
 import shutil
@@ -56,6 +58,31 @@ def fsck_clean(host, path):
     return json.loads(p.stdout)
 
 
+def test_two_writers_through_mount_and_device_never_overwrite(
+        tmp_path, master, device, mnt, mounts):
+    """cp -r into the mount and cp -r -D of the same image at once."""
+    t1, t2 = str(tmp_path / "tree1"), str(tmp_path / "tree2")
+    tree(t1, 40, "one")
+    tree(t2, 40, "two")
+    env = dict(master.env, FAMFS_LOCK_TIMEOUT="60")
+    a = subprocess.Popen([fh.FAMFS, "cp", "-r", t1, mnt.mnt + "/T1"],
+                         env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    b = fh.run([fh.FAMFS, "cp", "-r", "-D", device, t2, "T2"], env=env,
+               check=False)
+    out, err = a.communicate(timeout=120)
+    assert a.returncode == 0, out + err
+    # The mounted device refuses the second writer, naming the mount.
+    assert b.returncode != 0, "cp -D of a mounted image was allowed"
+    assert "EBUSY" in b.stderr and mnt.mnt in b.stderr, b.stderr
+    fsck_clean(master, mnt.mnt)
+    mnt.unmount()
+    mnt.mount()
+    same_tree(t1, mnt.mnt + "/T1")
+    assert not os.path.exists(mnt.mnt + "/T2")
+    fsck_clean(master, mnt.mnt)
+
+
 def test_mounted_image_is_found_by_identity(pub, master, mounts):
     """A space in the path, a hard link, a bind mount of its directory."""
     d, made = pub
@@ -75,6 +102,12 @@ def test_mounted_image_is_found_by_identity(pub, master, mounts):
     fh.run(["mount", "--bind", mydir, bind])
     made.append(lambda: subprocess.run(["umount", "-l", bind]))
     for alias in (img, link, os.path.join(bind, "img")):
+        p = master.famfs("creat", "-D", alias, "-s", "4096", "x",
+                         check=False)
+        assert p.returncode != 0 and "EBUSY" in p.stderr and \
+            m.mnt in p.stderr, (alias, p.stderr)
+        p = master.famfs("mkdir", "-D", alias, "xd", check=False)
+        assert p.returncode != 0 and "EBUSY" in p.stderr, (alias, p.stderr)
         p = master.famfs("fsck", "--repair", alias, check=False)
         assert p.returncode != 0 and "EBUSY" in p.stderr, (alias, p.stderr)
         p = fh.run([fh.MKFS, "-f", alias], env=master.env, check=False)
@@ -88,6 +121,32 @@ def test_mounted_image_is_found_by_identity(pub, master, mounts):
     r = fsck_clean(master, m.mnt)
     assert os.path.exists(m.mnt + "/keep")
     assert not os.path.exists(m.mnt + "/x"), r
+
+
+def test_reader_cannot_block_the_writer(pub, master):
+    """A user who may read the image holds a read lock on all of it."""
+    d, made = pub
+    img = os.path.join(d, "img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    os.chmod(img, 0o644)
+    holder = subprocess.Popen(
+        AS_NOBODY + [SYSPY, "-c",
+                     "import fcntl, struct, sys\n"
+                     "f = open(sys.argv[1], 'rb')\n"
+                     "for cmd in (37, fcntl.F_SETLK):  # OFD, then POSIX\n"
+                     "    fcntl.fcntl(f, cmd, struct.pack('hhqqi4x',"
+                     " fcntl.F_RDLCK, 0, 0, 0, 0))\n"
+                     "print('locked', flush=True)\n"
+                     "sys.stdin.read()\n", img],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    made.append(holder.kill)
+    assert holder.stdout.readline().strip() == "locked"
+    env = dict(master.env, FAMFS_LOCK_TIMEOUT="2")
+    p = fh.run([fh.FAMFS, "creat", "-D", img, "-s", "4096", "f"], env=env,
+               check=False)
+    assert p.returncode == 0, p.stderr
+    p = fh.run([fh.FAMFS, "mkdir", "-D", img, "d"], env=env, check=False)
+    assert p.returncode == 0, p.stderr
 
 
 # ---- a user's FUSE mount named like ours ----------------------------------

@@ -170,6 +170,43 @@ static void full_log_says_so(void **state)
 	scratch_drop(&s);
 }
 
+/*
+ * An append that the writer's lock did not see (another writer through
+ * another lock) moves the tail: the writer's next append must not land
+ * on that entry, but refuse and leave it as it is.
+ */
+static void append_rechecks_the_tail(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev, other;
+	struct famfs_writer w;
+	struct famfs_omf_entry e;
+	struct famfs_fsck r;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &other), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "mine", 0755, 0, 0), 0);
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_MKDIR;
+	e.mkdir.mode = 0755;
+	strcpy(e.mkdir.relpath, "theirs");
+	assert_int_equal(famfs_log_append(&other, &e), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, "again", 0755, 0, 0), -EBUSY);
+	assert_non_null(strstr(famfs_errmsg(), "moved"));
+	famfs_writer_end(&w);
+	assert_int_equal(dev.log->next_index, 2);
+	assert_string_equal(famfs_log_entry(dev.log, 1)->mkdir.relpath,
+			    "theirs");
+	assert_int_equal(famfs_fsck(&dev, &r), 0);
+	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
+	famfs_dev_close(&other);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 /* Two processes appending at once: every entry lands, none interleaves. */
 static void concurrent_appenders_serialise(void **state)
 {
@@ -230,6 +267,7 @@ int main(void)
 		cmocka_unit_test(names_and_paths_are_checked),
 		cmocka_unit_test(full_log_says_so),
 		cmocka_unit_test(concurrent_appenders_serialise),
+		cmocka_unit_test(append_rechecks_the_tail),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
