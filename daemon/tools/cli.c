@@ -15,6 +15,7 @@
 
 const char *cli_device;
 const char *cli_cmd;
+char cli_open_dev[4096];
 bool cli_dryrun;
 
 /* ---- option values ------------------------------------------------------ */
@@ -325,6 +326,8 @@ int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,
 
 	memset(fs, 0, sizeof(*fs));
 	fs->dev.fd = -1;
+	snprintf(cli_open_dev, sizeof(cli_open_dev), "%s",
+		 device ? device : path);
 	if (!device)
 		return open_mounted(fs, path, rw);
 	fs->by_device = true;

@@ -51,6 +51,11 @@ int cli_usage(void (*usage)(FILE *), int c, int ok, int bad);
  */
 int cli_usage_error(int code);
 extern const char *cli_cmd; /* the subcommand running, for messages */
+/*
+ * The device or mount a command opened last (cli_fs_open()), for the
+ * message when its memory goes away under us: see famfs.c's SIGBUS.
+ */
+extern char cli_open_dev[4096];
 
 /*
  * Parsers (famfs_parse_number and famfs_parse_size): print a message

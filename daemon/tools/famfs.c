@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs: the command-line front end; it dispatches to a subcommand. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -75,8 +77,40 @@ static void usage(FILE *f)
 		"unknown command; otherwise that of the command.\n");
 }
 
+static void say(const char *s)
+{
+	if (write(STDERR_FILENO, s, strlen(s)) < 0) {
+		/* nowhere else to say it */
+	}
+}
+
+/*
+ * The memory we map went away: the daemon serving a mount died (its
+ * mapped .meta files fault), the device was removed or its memory
+ * failed. Say so and stop, rather than die of the signal. Only
+ * async-signal-safe calls here.
+ */
+static void device_lost(int sig)
+{
+	(void)sig;
+	say("famfs");
+	if (cli_cmd) {
+		say(" ");
+		say(cli_cmd);
+	}
+	say(": lost the device");
+	if (cli_open_dev[0]) {
+		say(" (");
+		say(cli_open_dev);
+		say(")");
+	}
+	say(": a bus error reading its memory (the daemon of the mount died, the device went away or its memory failed); stopped\n");
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = device_lost };
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'D' },
 		{ "dryrun", no_argument, NULL, 'n' },
@@ -86,6 +120,8 @@ int main(int argc, char **argv)
 	};
 	int c;
 
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 	/* "+": stop at the command; what follows belongs to it. */
 	while ((c = getopt_long(argc, argv, "+D:nVh", opts, NULL)) != -1) {
 		switch (c) {

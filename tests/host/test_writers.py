@@ -4,10 +4,13 @@ append (one lock per device, a mounted device refuses -D writers), a
 mounted image is found by its identity, not its name, a user's FUSE mount
 named like ours is not taken for ours, and a reader cannot hold the
 writers' lock."""
+import fcntl
 import json
 import os
 import shutil
+import signal
 import socket
+import struct
 import subprocess
 import tempfile
 
@@ -234,3 +237,31 @@ def test_status_ignores_a_user_fuse_mount(pub, master):
     assert fields[0] == "READY=1" and fields[1].startswith("STATUS="), msg
     assert len(fields) == 2, msg
     assert "pwned" not in msg, msg
+
+
+# ---- a daemon killed under a command -------------------------------------
+
+def test_cli_reports_a_lost_device_instead_of_dying(master, device, mnt):
+    """The daemon is SIGKILLed while famfs mkdir has the log mapped (it
+    waits for the writers' lock, held here): the command says the device
+    is lost and exits 1, it is not killed by SIGBUS."""
+    st = os.stat(device)
+    os.makedirs("/run/famfs/lock", mode=0o700, exist_ok=True)
+    fd = os.open("/run/famfs/lock/f%d:%d-%d" % (
+        os.major(st.st_dev), os.minor(st.st_dev), st.st_ino),
+        os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+        p = subprocess.Popen([fh.FAMFS, "mkdir", mnt.mnt + "/d"],
+                             env=dict(master.env, FAMFS_LOCK_TIMEOUT="60"),
+                             stderr=subprocess.PIPE, text=True)
+        assert "waiting up to 60 s" in p.stderr.readline()
+        os.kill(mnt.pid, signal.SIGKILL)
+        assert mnt.wait_daemon_exit()
+    finally:
+        os.close(fd)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 1, (p.returncode, err)
+    assert "famfs mkdir: lost the device (%s)" % (mnt.mnt + "/d") in err, err
+
