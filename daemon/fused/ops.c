@@ -251,6 +251,10 @@ static void fused_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	for (c = dir->first_child; c; c = c->next_sibling) {
 		if ((off_t)(c->ino + 3) <= off)
 			continue;
+		/* Lookups find .meta, never this: do not list two. */
+		if (dir->ino == FAMFS_ROOT_INO &&
+		    !strcmp(c->name, FUSED_META_DIR))
+			continue;
 		if (!add_dirent(req, buf, size, &used, c->name, c->ino,
 				c->is_dir ? S_IFDIR : S_IFREG,
 				(off_t)(c->ino + 3)))

@@ -159,6 +159,13 @@ int famfs_alloc_interleaved(struct famfs_alloc *a, uint64_t size,
 
 /* ---- devices ------------------------------------------------------------- */
 
+/*
+ * The directory a mount serves its superblock, log and status in, at its
+ * root: no log entry may take the name (writers refuse it, the daemon
+ * hides one that another tool logged).
+ */
+#define FAMFS_META_NAME ".meta"
+
 enum famfs_dev_kind {
 	FAMFS_DEV_DAX,	/* /dev/daxX.Y */
 	FAMFS_DEV_FILE, /* a regular file standing in for memory */

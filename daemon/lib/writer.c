@@ -87,6 +87,11 @@ static int check_new_path(struct famfs_writer *w, const char *relpath)
 	if (famfs_relpath_check(relpath))
 		return famfs_fail(EINVAL, "cannot create \"%s\": %s", relpath,
 				  famfs_errmsg());
+	/* A mount serves its metadata there; an entry would be hidden. */
+	if (!strcmp(relpath, FAMFS_META_NAME) ||
+	    !strncmp(relpath, FAMFS_META_NAME "/", sizeof(FAMFS_META_NAME)))
+		return famfs_fail(EINVAL, "cannot create \"%s\": the name %s is the mount's metadata directory",
+				  relpath, FAMFS_META_NAME);
 	if (famfs_ns_resolve(&w->ns, relpath))
 		return famfs_fail(EEXIST, "\"%s\" exists already", relpath);
 	slash = strrchr(relpath, '/');

@@ -13,6 +13,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import zlib
 
 import pytest
 
@@ -239,7 +240,7 @@ def test_status_ignores_a_user_fuse_mount(pub, master):
     assert "pwned" not in msg, msg
 
 
-# ---- a daemon killed under a command -------------------------------------
+# ---- minor: a daemon killed under a command; an entry named .meta ------
 
 def test_cli_reports_a_lost_device_instead_of_dying(master, device, mnt):
     """The daemon is SIGKILLed while famfs mkdir has the log mapped (it
@@ -265,3 +266,23 @@ def test_cli_reports_a_lost_device_instead_of_dying(master, device, mnt):
     assert p.returncode == 1, (p.returncode, err)
     assert "famfs mkdir: lost the device (%s)" % (mnt.mnt + "/d") in err, err
 
+
+def test_an_entry_named_meta_is_refused_and_hidden(tmp_path, master, device,
+                                                  mounts):
+    p = master.famfs("mkdir", "-D", device, ".meta", check=False)
+    assert p.returncode != 0
+    # Another tool logs one: rename a logged file to .meta (CRC fixed).
+    master.famfs("creat", "-D", device, "-s", "4096", "xmeta")
+    e = bytearray(fh.read_entry(device, 0))
+    e[e.index(b"xmeta")] = ord(".")
+    struct.pack_into("<Q", e, 536, zlib.crc32(bytes(e[:536])))
+    with open(device, "r+b") as f:
+        f.seek(fh.LOG_OFFSET + fh.LOG_HDR)
+        f.write(e)
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    assert sorted(os.listdir(m.mnt)) == [".meta"], os.listdir(m.mnt)
+    assert sorted(os.listdir(m.mnt + "/.meta")) == [
+        ".log", ".status", ".superblock"]

@@ -125,6 +125,10 @@ static void names_and_paths_are_checked(void **state)
 	assert_int_equal(famfs_writer_creat(&w, "f", 1, 0644, 0, 0, NULL, NULL), 0);
 	assert_int_equal(famfs_writer_mkdir(&w, "f/z", 0755, 0, 0), -ENOTDIR);
 	assert_int_equal(famfs_writer_mkdir(&w, "d/../e", 0755, 0, 0), -EINVAL);
+	/* the mount's metadata directory: an entry there would be hidden */
+	assert_int_equal(famfs_writer_mkdir(&w, ".meta", 0755, 0, 0), -EINVAL);
+	assert_int_equal(famfs_writer_creat(&w, ".meta/x", 1, 0644, 0, 0,
+					    NULL, NULL), -EINVAL);
 	assert_int_equal(famfs_writer_creat(&w, "d/" "0123456789012345678901234567890123456789"
 					    "0123456789012345678901234567890123456789",
 					    1, 0644, 0, 0, NULL, NULL), -ENAMETOOLONG);
