@@ -507,8 +507,8 @@ static int wait_lock(int fd, const char *path, unsigned int limit)
 			return 0;
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return famfs_fail(errno,
-					  "cannot lock the log of %s: %s",
-					  path, strerror(errno));
+					  "cannot lock the log of %s: %s", path,
+					  strerror(errno));
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		waited = (double)(now.tv_sec - start.tv_sec) +
 			 (double)(now.tv_nsec - start.tv_nsec) / 1e9;
@@ -603,8 +603,7 @@ static int id_lock_file(const struct famfs_dev_id *id)
 	else
 		snprintf(name, sizeof(name), "%c%u:%u", id->kind,
 			 major(id->dev), minor(id->dev));
-	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		fd = famfs_fail(errno, "cannot open the lock %s/%s: %s",
 				LOCK_DIR, name, strerror(errno));

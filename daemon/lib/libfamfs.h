@@ -372,7 +372,8 @@ struct famfs_dev_id {
 	ino_t ino;
 };
 void famfs_dev_id_of(const struct stat *st, struct famfs_dev_id *id);
-bool famfs_dev_id_eq(const struct famfs_dev_id *a, const struct famfs_dev_id *b);
+bool famfs_dev_id_eq(const struct famfs_dev_id *a,
+		     const struct famfs_dev_id *b);
 
 /* One line of /proc/self/mountinfo, unescaped. */
 struct famfs_mount_ent {
@@ -385,8 +386,7 @@ struct famfs_mount_ent {
  * root does not own (user_id=0): any user can make one and name it as
  * they like, and it holds no device. True if @fn said so.
  */
-bool famfs_mounts_each(bool (*fn)(const struct famfs_mount_ent *m,
-				  void *arg),
+bool famfs_mounts_each(bool (*fn)(const struct famfs_mount_ent *m, void *arg),
 		       void *arg);
 /* mountinfo and mounts escape space, tab, newline and backslash as \ooo. */
 void famfs_mount_unescape(char *s);

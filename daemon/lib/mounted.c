@@ -26,8 +26,8 @@ void famfs_mount_unescape(char *s)
 	char *d = s;
 
 	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
 			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
 				      (s[3] - '0'));
 			s += 3;
@@ -53,8 +53,8 @@ bool famfs_mount_opts_root(const char *opts)
 	const char *p = opts;
 
 	for (;;) {
-		if (!strncmp(p, "user_id=0", 9) && (p[9] == ',' || !p[9] ||
-						    p[9] == ' ' || p[9] == '\n'))
+		if (!strncmp(p, "user_id=0", 9) &&
+		    (p[9] == ',' || !p[9] || p[9] == ' ' || p[9] == '\n'))
 			return true;
 		p = strchr(p, ',');
 		if (!p)
@@ -92,8 +92,7 @@ static bool source_id(const char *src, struct famfs_dev_id *id)
 	return true;
 }
 
-bool famfs_mounts_each(bool (*fn)(const struct famfs_mount_ent *m,
-				  void *arg),
+bool famfs_mounts_each(bool (*fn)(const struct famfs_mount_ent *m, void *arg),
 		       void *arg)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");

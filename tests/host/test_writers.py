@@ -185,13 +185,21 @@ def user_fuse_mount(mnt, fsname, made):
 EVIL = "evil\nSTOPPING=1\nSTATUS=pwned"
 
 
-def test_user_fuse_mount_does_not_block_root(pub, master, mounts):
+@pytest.fixture
+def spoofed(pub, master):
+    """Root's image (not mounted) and nobody's FUSE mount named after it,
+    on a directory whose name holds sd_notify fields."""
     d, made = pub
     img = os.path.join(d, "img")
     fh.mkfs(master, img, 256 * fh.MiB)
     fake = os.path.join(d, EVIL)
     os.mkdir(fake)
     user_fuse_mount(fake, img, made)
+    return d, img, fake
+
+
+def test_user_fuse_mount_does_not_block_root(spoofed, master, mounts):
+    d, img, fake = spoofed
     p = master.famfs("fsck", img, check=False)
     assert p.returncode == 0, p.stderr
     p = master.famfs("creat", "-D", img, "-s", "4096", "f", check=False)
@@ -206,13 +214,8 @@ def test_user_fuse_mount_does_not_block_root(pub, master, mounts):
     assert p.returncode == 0, p.stderr
 
 
-def test_status_ignores_a_user_fuse_mount(pub, master):
-    d, made = pub
-    img = os.path.join(d, "img")
-    fh.mkfs(master, img, 64 * fh.MiB)
-    fake = os.path.join(d, EVIL)
-    os.mkdir(fake)
-    user_fuse_mount(fake, img, made)
+def test_status_ignores_a_user_fuse_mount(spoofed, master):
+    d, img, fake = spoofed
     env = dict(master.env)
     env.pop("FAMFS_MOUNTS", None)
     p = fh.run([fh.FAMFS, "status", "--json"], env=env, check=False,
