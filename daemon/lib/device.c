@@ -654,6 +654,12 @@ int famfs_dev_lock(struct famfs_dev *dev)
 		return rc;
 	if (known && geteuid() == 0) {
 		dev->id_lock_fd = id_lock_file(&id);
+		/*
+		 * A system without a writable /run (a bare container): every
+		 * writer there falls back to the device's own lock alike.
+		 */
+		if (dev->id_lock_fd == -ENOENT || dev->id_lock_fd == -EROFS)
+			goto device_lock;
 		if (dev->id_lock_fd < 0)
 			return dev->id_lock_fd;
 		rc = wait_lock(dev->id_lock_fd, dev->path, limit);
@@ -663,6 +669,7 @@ int famfs_dev_lock(struct famfs_dev *dev)
 		}
 		dev->id_locked = true;
 	}
+device_lock:
 	if (!dev->id_locked || others_write(dev)) {
 		rc = wait_lock(dev->fd, dev->path, limit);
 		if (rc) {
