@@ -323,6 +323,9 @@ int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
 
 void famfs_dev_close(struct famfs_dev *dev)
 {
+	if (dev->id_locked) /* a writer that never unlocked */
+		close(dev->id_lock_fd);
+	dev->id_locked = false;
 	if (dev->base)
 		munmap(dev->base, dev->size);
 	if (dev->meta_sb_map)
