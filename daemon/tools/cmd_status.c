@@ -431,29 +431,32 @@ static int collect(const char *table, int nwant, char **want, struct mnt **out,
 	return 0;
 }
 
-/* One line for systemd's STATUS=: the module and every mount. */
+/*
+ * One line for systemd's STATUS=: the module and every mount, escaped as
+ * a whole (famfs_escape()): a newline in a name or in what a daemon
+ * reports would start another sd_notify field.
+ */
 static void summary(const struct kmod *k, const struct mnt *ms,
 		    unsigned int n, char *buf, size_t len)
 {
-	size_t o = (size_t)snprintf(buf, len, "%s %s; %u mount%s", KMOD_NAME,
+	char raw[4096];
+	size_t o = (size_t)snprintf(raw, sizeof(raw), "%s %s; %u mount%s", KMOD_NAME,
 				    k->loaded ? "loaded" : "not loaded (fallback mode only)",
 				    n, n == 1 ? "" : "s");
 
-	for (unsigned int i = 0; i < n && o < len; i++) {
+	for (unsigned int i = 0; i < n && o < sizeof(raw); i++) {
 		const struct mnt *m = &ms[i];
 		const char *tk = kv(m, "takeovers");
-		char esc[FAMFS_ESCAPED_LEN(PATH_MAX)];
 
-		/* One STATUS= line: a newline in a name would start a field. */
-		o += (size_t)snprintf(buf + o, len - o, "%s %s (%s mode, %s, %s%s%s)",
-				      i ? "," : ":",
-				      famfs_escape(m->dir, esc, sizeof(esc)),
+		o += (size_t)snprintf(raw + o, sizeof(raw) - o, "%s %s (%s mode, %s, %s%s%s)",
+				      i ? "," : ":", m->dir,
 				      kv(m, "mode") ? kv(m, "mode") : "unknown",
 				      kv(m, "role") ? kv(m, "role") : "role unknown",
 				      healthy(m) ? "healthy" : "NOT HEALTHY",
 				      tk && strcmp(tk, "0") ? ", restarts without unmounting: " : "",
 				      tk && strcmp(tk, "0") ? tk : "");
 	}
+	famfs_escape(raw, buf, len);
 }
 
 static volatile sig_atomic_t watch_stop;

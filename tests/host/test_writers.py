@@ -222,7 +222,14 @@ def test_status_ignores_a_user_fuse_mount(spoofed, master):
                timeout=30)
     mps = [m["mountpoint"] for m in json.loads(p.stdout)["mounts"]]
     assert fake not in mps, mps
-    # --watch: one STATUS= field, nothing of the mount's name as fields
+    # --watch: one STATUS= field, nothing of the mount's name in it
+    fields = notify_fields(env, d)
+    assert fields[0] == "READY=1" and fields[1].startswith("STATUS="), fields
+    assert len(fields) == 2 and "pwned" not in fields[1], fields
+
+
+def notify_fields(env, d):
+    """The fields of the first message famfs status --watch sends."""
     path = os.path.join(d, "notify")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind(path)
@@ -237,10 +244,27 @@ def test_status_ignores_a_user_fuse_mount(spoofed, master):
         w.terminate()
         w.wait(timeout=20)
         s.close()
-    fields = [l for l in msg.split("\n") if l]
-    assert fields[0] == "READY=1" and fields[1].startswith("STATUS="), msg
-    assert len(fields) == 2, msg
-    assert "pwned" not in msg, msg
+        os.unlink(path)
+    return [l for l in msg.split("\n") if l]
+
+
+def test_status_watch_escapes_a_mount_point(pub, master):
+    """Root's own famfs on a directory whose name holds sd_notify fields:
+    listed, but within the one STATUS= field."""
+    d, made = pub
+    img = os.path.join(d, "img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    m = fh.Mount(master, img, os.path.join(d, EVIL),
+                 os.path.join(d, "fused.log"))
+    m.mount()
+    # Mount.unmount() looks for the name undecoded: unmount it here.
+    made.append(m.wait_daemon_exit)
+    made.append(lambda: subprocess.run(["umount", m.mnt]))
+    env = dict(master.env)
+    env.pop("FAMFS_MOUNTS", None)
+    fields = notify_fields(env, d)
+    assert fields[0] == "READY=1" and len(fields) == 2, fields
+    assert "evil\\nSTOPPING=1\\nSTATUS=pwned" in fields[1], fields
 
 
 # ---- minor: a daemon killed under a command; an entry named .meta ------
