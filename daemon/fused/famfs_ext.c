@@ -265,6 +265,7 @@ int famfs_ext_attach(struct fused *fs, struct fuse_session *se, int fd)
 	static const struct fuse_custom_io io = {
 		.read = ext_read,
 		.writev = ext_writev,
+		.splice_send = fused_splice_send,
 	};
 
 	fs->se = se;
