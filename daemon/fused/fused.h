@@ -179,6 +179,13 @@ const char *fused_splice_setup(struct fused *fs);
 /* Reply to a READ of @n by splice; false: use the copying path. */
 bool fused_read_spliced(fuse_req_t req, struct fused *fs,
 			const struct famfs_node *n, size_t size, off_t off);
+/*
+ * A reply to such a READ, about to be written, that is shorter than asked
+ * for: answered EIO instead; returns the length of the reply it replaced
+ * (the caller writes nothing), or 0 to go on.
+ */
+ssize_t fused_splice_short(struct fused *fs, int fd, const struct iovec *iov,
+			   int count);
 /* The connection's splice_send: a short reply becomes EIO. */
 ssize_t fused_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
 			  size_t len, unsigned int flags, void *userdata);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fused.h"
@@ -96,7 +97,9 @@ bool fused_read_spliced(fuse_req_t req, struct fused *fs,
 	size_t count = 0;
 	int rc;
 
-	if (!fs->splice_reads || pipe_need(size, 1) > fs->splice_pipe)
+	/* libfuse would copy a reply under two pages: the mapping is faster */
+	if (!fs->splice_reads || size < 2 * (size_t)sysconf(_SC_PAGESIZE) ||
+	    pipe_need(size, 1) > fs->splice_pipe)
 		return false;
 	if (pos >= n->size) {
 		fuse_reply_buf(req, NULL, 0);
@@ -160,30 +163,51 @@ static bool drain(int fd, void *buf, size_t cap, size_t len)
 	return true;
 }
 
+/*
+ * Fewer bytes than the file holds there: the image shrank between our
+ * check and the splice (or libfuse's read when it could not splice). The
+ * reader gets EIO, never a short read. @oh is the reply's header.
+ */
+static bool answer_eio(struct fused *fs, int fd, struct fuse_out_header oh,
+		       size_t len)
+{
+	fused_dev_lost(fs);
+	fused_log(L_ERR, "read from the image came up short (%zu of %llu bytes): answering EIO",
+		  len, (unsigned long long)expect_len);
+	oh.len = sizeof(oh);
+	oh.error = -EIO;
+	return write(fd, &oh, sizeof(oh)) == (ssize_t)sizeof(oh);
+}
+
+ssize_t fused_splice_short(struct fused *fs, int fd, const struct iovec *iov,
+			   int count)
+{
+	struct fuse_out_header oh;
+	size_t len = 0;
+
+	for (int i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	if (!expect_len || len == expect_len || count < 1 ||
+	    iov[0].iov_len < sizeof(oh))
+		return 0;
+	memcpy(&oh, iov[0].iov_base, sizeof(oh));
+	if (!answer_eio(fs, fd, oh, len))
+		fused_log(L_WARN, "EIO reply to request %llu not delivered: %s",
+			  (unsigned long long)oh.unique, strerror(errno));
+	return (ssize_t)len;
+}
+
 ssize_t fused_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
 			  size_t len, unsigned int flags, void *userdata)
 {
-	struct fused *fs = userdata;
 	struct fuse_out_header oh;
 
 	if (!expect_len || len == expect_len)
 		return splice(fdin, offin, fdout, offout, len, flags);
-	/*
-	 * Fewer bytes than the file holds there: the image shrank between
-	 * our check and the splice. The reader gets EIO, never a short read.
-	 */
-	if (len < sizeof(oh) || !drain(fdin, &oh, sizeof(oh), len)) {
+	if (len < sizeof(oh) || !drain(fdin, &oh, sizeof(oh), len) ||
+	    !answer_eio(userdata, fdout, oh, len)) {
 		errno = EIO;
 		return -1;
 	}
-	fused_dev_lost(fs);
-	fused_log(
-		L_ERR,
-		"read by splice came up short (%zu of %llu bytes): answering EIO",
-		len, (unsigned long long)expect_len);
-	oh.len = sizeof(oh);
-	oh.error = -EIO;
-	if (write(fdout, &oh, sizeof(oh)) != (ssize_t)sizeof(oh))
-		return -1;
 	return (ssize_t)len;
 }
