@@ -176,6 +176,11 @@ bool fused_dev_lost(struct fused *fs);
 /* ---- fallback reads by splice from an image file (splice.c) ---- */
 /* Decide fs->splice_reads; says how and why, for the log. */
 const char *fused_splice_setup(struct fused *fs);
+/*
+ * The largest READ whose reply one pipe holds, when that is less than the
+ * largest the kernel sends (1 MiB); else 0.
+ */
+size_t fused_splice_fit(const struct fused *fs);
 /* Reply to a READ of @n by splice; false: use the copying path. */
 bool fused_read_spliced(fuse_req_t req, struct fused *fs,
 			const struct famfs_node *n, size_t size, off_t off);

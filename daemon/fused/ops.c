@@ -89,6 +89,12 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
 		fs->splice_reads = false;
+	/*
+	 * libfuse tells the kernel its largest request (max_pages) from
+	 * max_write: no READ larger than a pipe can splice.
+	 */
+	if (fused_splice_fit(fs) && conn->max_write > fused_splice_fit(fs))
+		conn->max_write = (unsigned int)fused_splice_fit(fs);
 	/* The design keeps READDIRPLUS off in famfs mode; we never need it. */
 	conn->want &= ~FUSE_CAP_READDIRPLUS;
 	conn->time_gran = 1000000000;
@@ -121,8 +127,8 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		  fs->dax_offered ? "offers" : "does not offer",
 		  fs->direct_reads ? "; reads bypass the page cache" : "");
 	if (!fs->famfs_mode)
-		fused_log(L_INFO, "reads spliced from the image file: %s (pipe of %zu KiB)",
-			  splice, fs->splice_pipe >> 10);
+		fused_log(L_INFO, "reads spliced from the image file: %s (pipe of %zu KiB, requests of up to %u KiB)",
+			  splice, fs->splice_pipe >> 10, conn->max_write >> 10);
 }
 
 static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

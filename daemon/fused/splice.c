@@ -20,8 +20,10 @@
  * reply plus a page per piece and two more, and when it cannot grow it
  * that far it copies the reply twice, slower than our mapping. A pipe
  * may grow to fs.pipe-max-size (1 MiB by default) without
- * CAP_SYS_RESOURCE: then a 1 MiB READ does not fit, and the largest
- * reply we splice is what does; larger ones take the mapping.
+ * CAP_SYS_RESOURCE: then a 1 MiB READ does not fit, and the kernel is
+ * asked for READs no larger than what does (two spliced READs for a
+ * 1 MiB read(2) beat one copied: bench/README.md); a larger READ, from a
+ * kernel that agreed to more before a handover, takes the mapping.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,7 +85,18 @@ const char *fused_splice_setup(struct fused *fs)
 	fs->splice_reads = true;
 	return fs->splice_pipe >= pipe_need(SPLICE_MAX_READ, SPLICE_PIECES)
 		       ? "on"
-		       : "on up to what a pipe holds: larger READs take the mapping (no CAP_SYS_RESOURCE, fs.pipe-max-size)";
+		       : "on, requests kept to what a pipe holds (no CAP_SYS_RESOURCE, fs.pipe-max-size)";
+}
+
+size_t fused_splice_fit(const struct fused *fs)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len;
+
+	if (!fs->splice_reads ||
+	    pipe_need(SPLICE_MAX_READ, SPLICE_PIECES) <= fs->splice_pipe)
+		return 0;
+	len = fs->splice_pipe - pipe_need(0, SPLICE_PIECES);
+	return len - len % page;
 }
 
 bool fused_read_spliced(fuse_req_t req, struct fused *fs,

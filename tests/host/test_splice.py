@@ -102,3 +102,30 @@ def test_spliced_read_eio_when_image_truncated(readers, master):
         os.close(fd)
     assert fh.alive(spliced.pid)
     assert spliced.status()["device_health"] == "lost"
+
+
+def test_one_mib_reads_are_spliced(readers, master):
+    """A pipe holds 1 MiB without CAP_SYS_RESOURCE, less than a 1 MiB
+    READ and its header: the daemon keeps the kernel's READs to what it
+    can splice, so a 1 MiB read(2) is spliced too (in two READs), while
+    splice=no keeps 1 MiB READs."""
+    m, spliced, copied = readers
+    path = os.path.join(m.mnt, "big")
+    master.famfs("creat", "-s", "4m", "-r", "-S", "11", path)
+    for c in (spliced, copied):
+        st = c.status()
+        s0, r0 = int(st["spliced_reads"]), int(st["reads"])
+        fd = os.open(os.path.join(c.mnt, "big"), os.O_RDONLY)
+        try:
+            assert len(os.pread(fd, fh.MiB, fh.MiB)) == fh.MiB
+        finally:
+            os.close(fd)
+        st = c.status()
+        spliced_now = int(st["spliced_reads"]) - s0
+        reads = int(st["reads"]) - r0  # the READs, and those of .status
+        if c is spliced:
+            assert spliced_now >= 1, (spliced_now, reads)
+        else:
+            assert spliced_now == 0 and reads >= 1
+    master.famfs("verify", "-S", "11", "-f",
+                 os.path.join(spliced.mnt, "big"))
