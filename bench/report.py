@@ -126,6 +126,29 @@ def vm_rows(g, kline, pre, raw):
     ]
 
 
+# Fallback sides beyond the first row: (key prefix, what the row says).
+FALLBACK_SIDES = [
+    ("client_copy", "client, splice=no (copied from the mapping)"),
+    ("client_512k", "client, dd bs=512K (spliced)"),
+    ("client_copy_512k", "client, dd bs=512K, splice=no"),
+    ("client_r2", "client, 2 readers at once"),
+    ("client_r4", "client, 4 readers at once"),
+]
+
+
+def fallback_row(g, side, what):
+    def make():
+        f = g["fallback"]
+        base = {"512k": "direct_512k", "r2": "direct_r2",
+                "r4": "direct_r4"}.get(side.rsplit("_", 1)[-1], "direct")
+        return ("  %s" % what, ratio_of(g, "fallback", side + "_ratio"),
+                "%d vs %d MiB/s, %d req/GiB, daemon %d ms CPU/GiB" % (
+                    f[side + "_mibs"], f[base + "_mibs"],
+                    f[side + "_requests_per_gib"],
+                    f[side + "_cpu_ms_per_gib"]))
+    return make
+
+
 # The table: (group, make); make() gives (figure, ratio, values) where
 # ratio is a {median, min, max} dict, None (a count, no ratio) or "n/a"
 # (no such side on that kernel line).
@@ -140,10 +163,17 @@ def rows(g):
         ("fallback", lambda: (
             "fallback read / raw file read, client (daemon serves)",
             ratio("fallback", "client_ratio"),
-            "%d vs %d MiB/s, %d FUSE requests/GiB" % (
+            "%d vs %d MiB/s, %d FUSE requests/GiB%s" % (
                 g["fallback"]["client_mibs"], g["fallback"]["direct_mibs"],
                 g["fallback"]["client_requests_per_pass"] * 1024 /
-                g["fallback"]["size_mib"]))),
+                g["fallback"]["size_mib"],
+                ", daemon %d ms CPU/GiB" % g["fallback"][
+                    "client_cpu_ms_per_gib"]
+                if "client_cpu_ms_per_gib" in g["fallback"] else ""))),
+    ]
+    table += [("fallback", fallback_row(g, side, what))
+              for side, what in FALLBACK_SIDES]
+    table += [
         ("fallback", lambda: (
             "fallback read / raw file read, master (page cache)",
             ratio("fallback", "master_ratio"),

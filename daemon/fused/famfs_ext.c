@@ -254,10 +254,12 @@ static ssize_t ext_writev(int fd, struct iovec *iov, int count,
 			  void *userdata)
 {
 	struct fused *fs = userdata;
+	ssize_t replaced;
 
 	if (fs->init_seen && patch_init_reply(fs, iov, count))
 		return fused_takeover_init_reply(fs, fd, iov, count);
-	return writev(fd, iov, count);
+	replaced = fused_splice_short(fs, fd, iov, count);
+	return replaced ? replaced : writev(fd, iov, count);
 }
 
 int famfs_ext_attach(struct fused *fs, struct fuse_session *se, int fd)
@@ -265,6 +267,7 @@ int famfs_ext_attach(struct fused *fs, struct fuse_session *se, int fd)
 	static const struct fuse_custom_io io = {
 		.read = ext_read,
 		.writev = ext_writev,
+		.splice_send = fused_splice_send,
 	};
 
 	fs->se = se;

@@ -62,6 +62,13 @@ struct fused {
 	 * so read(2) bypasses the page cache.
 	 */
 	bool direct_reads;
+	/*
+	 * READ replies spliced from the image file (splice.c): allowed unless
+	 * splice=no, on when the device is an image file and a pipe can hold
+	 * a whole reply.
+	 */
+	bool splice_allowed, splice_reads;
+	size_t splice_pipe; /* bytes a pipe holds (splice.c) */
 	uint64_t init_unique;
 	bool init_seen;
 	bool initialized; /* INIT answered, the mount is ready */
@@ -69,6 +76,7 @@ struct fused {
 	/* counters for .meta/.status */
 	uint64_t requests, reads, writes, get_fmaps, get_daxdevs, refreshes;
 	uint64_t lookups, lookup_misses; /* names looked up; not found */
+	uint64_t spliced_reads;		 /* READs answered by splice.c */
 
 	/*
 	 * Upstream's monitoring socket (monitor.c): SHADOW/sock, SHADOW being
@@ -164,6 +172,28 @@ void fused_devloss_arm(struct fused *fs);
  * before using the device and again before replying with what was read.
  */
 bool fused_dev_lost(struct fused *fs);
+
+/* ---- fallback reads by splice from an image file (splice.c) ---- */
+/* Decide fs->splice_reads; says how and why, for the log. */
+const char *fused_splice_setup(struct fused *fs);
+/*
+ * The largest READ whose reply one pipe holds, when that is less than the
+ * largest the kernel sends (1 MiB); else 0.
+ */
+size_t fused_splice_fit(const struct fused *fs);
+/* Reply to a READ of @n by splice; false: use the copying path. */
+bool fused_read_spliced(fuse_req_t req, struct fused *fs,
+			const struct famfs_node *n, size_t size, off_t off);
+/*
+ * A reply to such a READ, about to be written, that is shorter than asked
+ * for: answered EIO instead; returns the length of the reply it replaced
+ * (the caller writes nothing), or 0 to go on.
+ */
+ssize_t fused_splice_short(struct fused *fs, int fd, const struct iovec *iov,
+			   int count);
+/* The connection's splice_send: a short reply becomes EIO. */
+ssize_t fused_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
+			  size_t len, unsigned int flags, void *userdata);
 
 /* ---- the superblock and log through the mount (metamap.c) ---- */
 /*

@@ -302,7 +302,10 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 				die("bad readahead_kb: %s (0 keeps the kernel's)",
 				    famfs_errmsg());
 			fs->readahead_kb = (unsigned int)v;
-		} else if (!strcmp(opt, "logfile") && val)
+		} else if (!strcmp(opt, "splice") && val &&
+			   (!strcmp(val, "yes") || !strcmp(val, "no")))
+			fs->splice_allowed = val[0] == 'y';
+		else if (!strcmp(opt, "logfile") && val)
 			o->logfile = val;
 		else if (!strcmp(opt, "fuse_dev") && val)
 			snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s", val);
@@ -687,6 +690,7 @@ int main(int argc, char **argv)
 	fs->fuse_fd = -1;
 	fs->poll_ms = DEFAULT_POLL_MS;
 	fs->readahead_kb = DEFAULT_READAHEAD_KB;
+	fs->splice_allowed = true;
 	while ((c = getopt_long(argc, argv, "fdso:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

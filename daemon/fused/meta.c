@@ -131,7 +131,9 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "started=%lld\n"
 		     "takeovers=%u\n"
 		     "lookups=%llu\n"
-		     "lookup_misses=%llu\n",
+		     "lookup_misses=%llu\n"
+		     "read_splice=%d\n"
+		     "spliced_reads=%llu\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -151,7 +153,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->overlapping,
 		     (long long)fs->start_time, fs->takeovers,
 		     (unsigned long long)fs->lookups,
-		     (unsigned long long)fs->lookup_misses);
+		     (unsigned long long)fs->lookup_misses, fs->splice_reads,
+		     (unsigned long long)fs->spliced_reads);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

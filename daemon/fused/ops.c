@@ -74,10 +74,27 @@ static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
 static void fused_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct fused *fs = userdata;
+	const char *splice = "off (famfs mode)";
 
 	/* Our receive hook needs whole requests in memory, never a pipe. */
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
+	/*
+	 * Replies to READs may be spliced from the image file; never moved:
+	 * SPLICE_MOVE would let the kernel steal the image's page-cache pages.
+	 */
+	if (!fs->famfs_mode)
+		splice = fused_splice_setup(fs);
+	if (fs->splice_reads && (conn->capable & FUSE_CAP_SPLICE_WRITE))
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	else
+		fs->splice_reads = false;
+	/*
+	 * libfuse tells the kernel its largest request (max_pages) from
+	 * max_write: no READ larger than a pipe can splice.
+	 */
+	if (fused_splice_fit(fs) && conn->max_write > fused_splice_fit(fs))
+		conn->max_write = (unsigned int)fused_splice_fit(fs);
 	/* The design keeps READDIRPLUS off in famfs mode; we never need it. */
 	conn->want &= ~FUSE_CAP_READDIRPLUS;
 	conn->time_gran = 1000000000;
@@ -109,6 +126,9 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 		  famfs_role_name(fs->role), fs->readonly ? ", read-only" : "",
 		  fs->dax_offered ? "offers" : "does not offer",
 		  fs->direct_reads ? "; reads bypass the page cache" : "");
+	if (!fs->famfs_mode)
+		fused_log(L_INFO, "reads spliced from the image file: %s (pipe of %zu KiB, requests of up to %u KiB)",
+			  splice, fs->splice_pipe >> 10, conn->max_write >> 10);
 }
 
 static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -480,7 +500,8 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	n = data_file(req, fs, ino, "READ");
 	if (!n)
 		return;
-	if (read_direct(req, fs, n, size, off))
+	if (fused_read_spliced(req, fs, n, size, off) ||
+	    read_direct(req, fs, n, size, off))
 		return;
 	got = famfs_data_read(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
 			      size);

@@ -40,6 +40,7 @@ struct settings {
 	char *readahead_kb;
 	char *logfile;
 	char *fuse_dev;
+	char *splice; /* yes no: fallback reads spliced from an image file */
 	bool debug;
 	/*
 	 * Honour set-user-ID bits and device nodes from the log: off unless
@@ -98,6 +99,8 @@ static bool valid(const char *key, const char *val)
 	if (!strcmp(key, "fallback"))
 		return !strcmp(val, "auto") || !strcmp(val, "yes") ||
 		       !strcmp(val, "no");
+	if (!strcmp(key, "splice"))
+		return !strcmp(val, "yes") || !strcmp(val, "no");
 	if (!strcmp(key, "role"))
 		return !strcmp(val, "auto") || !strcmp(val, "master") ||
 		       !strcmp(val, "client");
@@ -120,7 +123,7 @@ static bool set(struct settings *s, const char *key, const char *val,
 	    strcmp(key, "poll_ms") && strcmp(key, "readahead_kb") &&
 	    strcmp(key, "debug") && strcmp(key, "suid") && strcmp(key, "dev") &&
 	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
-	    strcmp(key, "shadow"))
+	    strcmp(key, "shadow") && strcmp(key, "splice"))
 		return false;
 	if (val && (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))) {
 		/* the daemon's ranges; stored as read, so never truncated */
@@ -148,6 +151,8 @@ static bool set(struct settings *s, const char *key, const char *val,
 		replace(&s->logfile, val);
 	else if (!strcmp(key, "fuse_dev"))
 		replace(&s->fuse_dev, val);
+	else if (!strcmp(key, "splice"))
+		replace(&s->splice, val);
 	else if (!strcmp(key, "debug"))
 		s->debug = !strcmp(val, "1") || !strcmp(val, "yes");
 	else if (!strcmp(key, "suid"))
@@ -434,8 +439,8 @@ int main(int argc, char **argv)
 			       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
 			       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
 			       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
-			       "      readahead_kb=N logfile=PATH fuse_dev=PATH (shadow= is accepted\n"
-			       "      and ignored)\n"
+			       "      readahead_kb=N splice=yes|no logfile=PATH fuse_dev=PATH (shadow=\n"
+			       "      is accepted and ignored)\n"
 			       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
 			       prog, prog, CONF_DEFAULT);
 			return 0;
@@ -513,6 +518,8 @@ int main(int argc, char **argv)
 		append(&opts, "logfile", s.logfile);
 	if (s.fuse_dev)
 		append(&opts, "fuse_dev", s.fuse_dev);
+	if (s.splice)
+		append(&opts, "splice", s.splice);
 	if (s.debug)
 		append(&opts, "debug", NULL);
 	if (systemd) {
