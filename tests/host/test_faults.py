@@ -283,9 +283,8 @@ def test_restart_replaces_dead_mount(mnt, master):
                env=master.env)
     mnt.pid = int(mnt.status()["pid"])
     assert "replacing a famfs mount whose daemon is gone" in mnt.log_text()
-    with open("/proc/self/mountinfo") as f:
-        assert sum(l.split()[4] == mnt.mnt for l in f) == 1, \
-            "the dead mount is still stacked under the new one"
+    assert len(fh.mounts_at(mnt.mnt)) == 1, \
+        "the dead mount is still stacked under the new one"
     master.famfs("verify", "-S", "5", "-f", os.path.join(mnt.mnt, "r0"))
     master.famfs("creat", "-s", "2m", os.path.join(mnt.mnt, "r1"))
     assert p.returncode == 0
@@ -339,3 +338,19 @@ def test_other_filesystem_is_not_a_famfs(tmp_path, master):
         "NOT A VALID FAMFS" in p.stdout, p.stdout
     with open(img, "rb") as f:
         assert f.read() == before
+
+
+def test_odd_mount_point_is_found(tmp_path, master, device, mounts):
+    """A mount point whose name holds a space, a backslash and a byte that
+    is not UTF-8: the tests find it in /proc/self/mountinfo (escaped
+    there), and unmount it afterwards."""
+    mnt = os.path.join(str(tmp_path), os.fsdecode(b"odd \\ \xff dir"))
+    m = fh.Mount(master, device, mnt, str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    assert m.mounted()
+    at = fh.mounts_at(mnt)
+    assert len(at) == 1 and {"nosuid", "nodev"} <= at[0]["opts"], at
+    assert at[0]["fstype"] == "fuse.famfs", at
+    m.unmount()
+    assert not m.mounted() and not fh.mounts_at(mnt)

@@ -103,12 +103,8 @@ class FakeSystemd:
 
 
 def mount_id(mnt):
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            parts = line.split()
-            if parts[4] == mnt:
-                return int(parts[0])
-    return None
+    at = fh.mounts_at(mnt)
+    return at[-1]["id"] if at else None
 
 
 class Load:
@@ -118,7 +114,8 @@ class Load:
 
     def __init__(self, host, mnt, held):
         self.host, self.mnt, self.held = host, mnt, held
-        self.names = []
+        self.names = []  # made: famfs creat said so
+        self.seeds = {}  # name -> the seed its contents come from
         self.ops = []  # (start, end, what)
         self.failures = []
         self.stop = threading.Event()
@@ -126,12 +123,18 @@ class Load:
                         threading.Thread(target=self._read, daemon=True)]
 
     def _timed(self, what, fn):
+        """Run one operation; whatever it raises (a command past its
+        timeout too) is a failure, counted, and the operation's time is
+        kept either way. Returns whether it succeeded."""
         t0 = time.monotonic()
+        ok = False
         try:
             fn()
-        except (OSError, AssertionError) as e:
+            ok = True
+        except Exception as e:  # noqa: BLE001 - every way of failing counts
             self.failures.append((what, repr(e), t0))
         self.ops.append((t0, time.monotonic(), what))
+        return ok
 
     def _create(self):
         i = 0
@@ -143,8 +146,9 @@ class Load:
                                     str(i + 1), path, check=False,
                                     timeout=30)
                 assert p.returncode == 0, p.stderr
-            self._timed("creat", creat)
-            self.names.append(path)
+            if self._timed("creat", creat):
+                self.names.append(path)
+                self.seeds[path] = i + 1
             i += 1
             time.sleep(0.05)
 
@@ -187,6 +191,14 @@ class Load:
             t.join(timeout=60)
         assert not any(t.is_alive() for t in self.threads), \
             "an operation never returned"
+
+    def verify(self):
+        """Every file made under the load holds what its creat wrote."""
+        args = []
+        for path in self.names:
+            args += ["-m", "%s,%d" % (path, self.seeds[path])]
+        p = self.host.famfs("verify", "-q", *args, check=False, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
 
     def longest(self, t0=0.0, t1=float("inf"), meta=True):
         """The longest operation overlapping [t0, t1]; metadata operations
@@ -260,6 +272,13 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
         time.sleep(0.3)
         load.finish()
         assert not load.failures, load.failures[:10]
+        # Both threads really worked through the restarts: files were
+        # made and read, and every file made holds its data.
+        whats = {what for _, _, what in load.ops}
+        assert {"creat", "read held", "stat new", "open+read new"} <= whats, \
+            whats
+        assert len(load.names) > 0 and len(load.ops) > len(load.names)
+        load.verify()
         st = m.status()
         assert st["takeovers"] == str(RESTARTS + KILLS)
         assert st["pid"] == str(p.pid)

@@ -31,6 +31,7 @@ def world(tools):
     os.chmod(d, 0o755)
     os.chown(d, NOBODY, NOBODY)
     yield d
+    fh.sweep(d)
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -40,12 +41,8 @@ def as_user(cmd, env=None, **kw):
 
 
 def mount_opts(mnt):
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            if fields[4] == mnt:
-                return set(fields[5].split(","))
-    return None
+    at = fh.mounts_at(mnt)
+    return at[-1]["opts"] if at else None
 
 
 @pytest.fixture
@@ -374,5 +371,4 @@ def test_mount_replaces_dead_mount(mnt, master):
     mnt.pid = int(mnt.status()["pid"])
     assert "r0" in os.listdir(mnt.mnt)
     assert "lost its daemon; mounting over it replaces it" in p.stderr
-    with open("/proc/self/mountinfo") as f:
-        assert sum(l.split()[4] == mnt.mnt for l in f) == 1
+    assert len(fh.mounts_at(mnt.mnt)) == 1
