@@ -388,17 +388,26 @@ def test_meta_open_refused_by_daemon(wmnt):
     assert errs[1:] == [-errno.EACCES] * 2 + [0] * 2, errs
 
 
-def test_exposed_image_warns(tmp_path, master, mounts):
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660, 0o620,
+                                  0o602, 0o600], ids="{:04o}".format)
+def test_exposed_image_warns(tmp_path, master, mounts, mode):
+    """Read or write access for the group or for others is each warned
+    about; a 0600 image gets no warning."""
     img = str(tmp_path / "open.img")
     fh.mkfs(master, img, 64 * fh.MiB)
-    os.chmod(img, 0o644)
+    os.chmod(img, mode)
     m = fh.Mount(master, img, str(tmp_path / "mnt"),
                  str(tmp_path / "fused.log"))
     mounts.append(m)
     p = m.mount()
-    assert "warning: %s can be read by users other than root (mode 0644): " \
+    read = "warning: %s can be read by users other than root (mode %04o): " \
         "they can read every file in it, whatever the file's mode; " \
-        "chmod 600 %s" % (img, img) in p.stderr, p.stderr
+        "chmod 600 %s" % (img, mode, img)
+    write = "warning: %s can be written by users other than root (mode " \
+        "%04o): any of them can rewrite its log" % (img, mode)
+    assert (read in p.stderr) == bool(mode & 0o044), p.stderr
+    assert (write in p.stderr) == bool(mode & 0o022), p.stderr
+    assert ("warning" in p.stderr) == (mode != 0o600), p.stderr
 
 
 def test_ro_after_long_option_list(tmp_path, master, device, mounts):
