@@ -364,3 +364,37 @@ def test_odd_mount_point_is_found(tmp_path, master, device, mounts):
     assert at[0]["fstype"] == "fuse.famfs", at
     m.unmount()
     assert not m.mounted() and not fh.mounts_at(mnt)
+
+
+def test_log_writes_stay_in_the_log(mnt, master):
+    """Root may write .meta/.log, but only inside it: a write running past
+    its end stops at the end (the kernel sends it a page at a time, and
+    the page past the end fails), one starting at or past the end fails
+    with EFBIG, and the data after the log is never touched."""
+    master.famfs("creat", "-s", "2m", "-r", "-S", "3",
+                 os.path.join(mnt.mnt, "first"))
+    log = os.path.join(mnt.mnt, ".meta/.log")
+    log_len = os.stat(log).st_size
+    assert log_len >= 8 * fh.MiB
+
+    def around_end():
+        with open(mnt.dev, "rb") as f:
+            f.seek(fh.LOG_OFFSET + log_len - 4096)
+            return f.read(4096), f.read(4096)
+
+    tail, after = around_end()
+    fd = os.open(log, os.O_RDWR)
+    try:
+        for off, n in ((log_len - 10, 20), (log_len - 1, 4097)):
+            assert os.pwrite(fd, b"\xee" * n, off) == log_len - off
+            assert around_end()[1] == after, (off, n)
+        for off, n in ((log_len, 1), (log_len + 4096, 4096)):
+            with pytest.raises(OSError) as e:
+                os.pwrite(fd, b"\xee" * n, off)
+            assert e.value.errno == errno.EFBIG, (off, n)
+        assert around_end()[1] == after
+        assert os.pwrite(fd, tail, log_len - 4096) == 4096
+    finally:
+        os.close(fd)
+    assert around_end() == (tail, after)
+    master.famfs("verify", "-S", "3", "-f", os.path.join(mnt.mnt, "first"))
