@@ -494,3 +494,83 @@ def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
                 q.kill()
                 q.wait()
         sd.close()
+
+
+def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
+                                                mounts):
+    """Successors that die while taking over (here: the device they are
+    given is no famfs, found only after the takeover began) are counted
+    in the kept state: one such death is followed by a good takeover,
+    three in a row make the next daemon mount anew instead of adopting
+    the connection again."""
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+
+    def failed_count():
+        return struct.unpack_from(
+            "<I", os.pread(sd.store["famfs-state"], 4, STATE_FAILED_OFF))[0]
+
+    def dying_successor():
+        """A successor started on a junk device where the image was."""
+        os.rename(device, device + ".away")
+        try:
+            with open(device, "wb") as f:
+                f.truncate(64 * fh.MiB)
+            q = sd.start(_daemon_argv(device, mnt, log), master.env)
+            procs.append(q)
+            _wait_exit(q)
+            assert q.returncode == 1, q.returncode
+            assert "not a famfs" in q.stderr.read() + m.log_text()
+        finally:
+            os.replace(device + ".away", device)
+
+    def successor(ready):
+        q = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(q)
+        m.pid = q.pid
+        sd.wait(lambda: sd.ready == ready, "READY=1 from the successor")
+        return q
+
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        f = os.path.join(mnt, "f")
+        master.famfs("creat", "-s", "2m", "-r", "-S", "9", f)
+        mid = mount_id(mnt)
+        held = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+        procs.append(held)
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        assert failed_count() == 0
+        dying_successor()
+        assert failed_count() == 1
+        p = successor(2)
+        assert m.status()["takeovers"] == "1"
+        assert failed_count() == 0, "a good takeover resets the count"
+        assert mount_id(mnt) == mid
+        assert "f" in os.listdir(held), "the adopted connection serves"
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        for n in (1, 2, 3):
+            dying_successor()
+            assert failed_count() == n
+        p = successor(3)
+        assert "3 takeovers in a row failed" in m.log_text(), m.log_text()
+        assert "mounting anew" in m.log_text()
+        assert m.status()["takeovers"] == "0"
+        with pytest.raises(OSError) as e:
+            os.listdir(held)  # the old connection was ended, not adopted
+        assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED)
+        master.famfs("verify", "-S", "9", "-f", f)
+    finally:
+        for q in procs:
+            if isinstance(q, int):
+                os.close(q)
+            elif q.poll() is None:
+                q.kill()
+                q.wait()
+        sd.close()
