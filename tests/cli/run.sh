@@ -107,21 +107,29 @@ check() {
 	if "$@"; then ok "$name"; else notok "$name"; fi
 }
 
+# shim NAME WANT ARGS...: run WANT F ARGS with the LD_PRELOAD shim
+# tests/cli/NAME.c (built here: the C compiler is one of the build's
+# dependencies); the shim's settings come from the environment.
+shim() {
+	local name=$1
+	shift
+	if [ ! -f "$T/$name.so" ]; then
+		cc -Wall -Wextra -Werror -shared -fPIC -o "$T/$name.so" \
+			"$ROOT/tests/cli/$name.c" -ldl ||
+			{ echo "# cannot build the $name shim"; return 1; }
+	fi
+	# An ASan build wants its runtime first; the shim comes first here.
+	LD_PRELOAD=$T/$name.so \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		run "$@"
+}
+
 # flip_pread OFFSET ARGS...: run 1 F ARGS with pread(2) inverting the
-# byte at file OFFSET (tests/cli/flip_pread.c, built here: the C compiler
-# is one of the build's dependencies).
+# byte at file OFFSET (tests/cli/flip_pread.c).
 flip_pread() {
 	local at=$1
 	shift
-	if [ ! -f "$T/flip_pread.so" ]; then
-		cc -Wall -Wextra -Werror -shared -fPIC -o "$T/flip_pread.so" \
-			"$ROOT/tests/cli/flip_pread.c" -ldl ||
-			{ echo "# cannot build the pread shim"; return 1; }
-	fi
-	# An ASan build wants its runtime first; the shim comes first here.
-	FLIP_AT=$at LD_PRELOAD=$T/flip_pread.so \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		run 1 F "$@"
+	FLIP_AT=$at shim flip_pread 1 F "$@"
 }
 
 newimg() { # newimg FILE SIZE
@@ -298,6 +306,39 @@ t_cp_symlinks() {
 }
 check "cp -r skips symlinks with a warning (never publishes their target), -L follows and stops at loops" t_cp_symlinks
 
+# A source swapped for a symbolic link to a root-only file between cp's
+# stat and its open (tests/cli/swap_open.c), inside a tree and named with
+# -r: the open refuses to follow it (O_NOFOLLOW) and says so, the rest is
+# copied; named without -r (followed): the swap is seen and refused.
+t_cp_swapped_for_symlink() {
+	local u=$T/swaptree
+	rm -rf "$u" && mkdir -p "$u/sub" || return 1
+	echo secret >"$T/secret" && chmod 600 "$T/secret" || return 1
+	head -c 9000 /dev/urandom >"$u/sub/victim" && echo x >"$u/other" ||
+		return 1
+	head -c 9000 /dev/urandom >"$u/alone" || return 1
+	SWAP_PATH=$u/sub/victim SWAP_TARGET=$T/secret \
+		shim swap_open 1 F cp -r -D "$IMG" "$u" /swapped || return 1
+	grep -qxF "famfs cp: cannot open $u/sub/victim: it became a symbolic link" "$ERR" ||
+		{ echo "# no 'became a symbolic link' for the tree's file"; return 1; }
+	[ -L "$u/sub/victim" ] || { echo "# the shim did not swap"; return 1; }
+	run 0 F getmap -D "$IMG" -q swapped/other || return 1
+	# named with -r, a file is opened as the tree's files are
+	SWAP_PATH=$u/alone SWAP_TARGET=$T/secret \
+		shim swap_open 1 F cp -r -D "$IMG" "$u/alone" /alone || return 1
+	grep -qxF "famfs cp: cannot open $u/alone: it became a symbolic link" "$ERR" ||
+		{ echo "# no 'became a symbolic link' for a file named with -r"; return 1; }
+	[ -L "$u/alone" ] || { echo "# the shim did not swap"; return 1; }
+	# without -r a named link is followed (as GNU cp): the file opened is
+	# not the one cp looked at, and that is refused
+	rm -f "$u/alone" && head -c 9000 /dev/urandom >"$u/alone" || return 1
+	SWAP_PATH=$u/alone SWAP_TARGET=$T/secret \
+		shim swap_open 1 F cp -D "$IMG" "$u/alone" /alone2 || return 1
+	grep -qxF "famfs cp: $u/alone was replaced while being copied; not copied" "$ERR" ||
+		{ echo "# no 'was replaced' for a file named without -r"; return 1; }
+}
+check "cp refuses a source swapped for a symbolic link between its stat and its open" t_cp_swapped_for_symlink
+
 # One damaged entry in the middle of the log hides every later one; fsck
 # --repair voids it and keeps every intact entry after it.
 t_repair_middle() {
@@ -433,7 +474,10 @@ t_cp_file() {
 	run 0 F cp -D "$IMG" -c "$SRC/tiny" d1/tiny || return 1
 	run 0 F cp -D "$IMG" "$SRC/big" big.copy || return 1		# restart: same size
 	run 1 F cp -D "$IMG" "$SRC/tiny" big.copy && has_err "exists with size" || return 1
-	cp "$SRC/big" "$T/changed" && printf 'X' | dd of="$T/changed" bs=1 seek=2999999 conv=notrunc 2>/dev/null
+	# one byte changed (to X, or to Y where the random byte is an X)
+	local c=X
+	[ "$(dd if="$SRC/big" bs=1 skip=2999999 count=1 2>/dev/null)" = X ] && c=Y
+	cp "$SRC/big" "$T/changed" && printf '%s' "$c" | dd of="$T/changed" bs=1 seek=2999999 conv=notrunc 2>/dev/null
 	run 1 F cp -D "$IMG" -c "$T/changed" big.copy && has_err "differs" || return 1
 	run 1 F cp -D "$IMG" "$SRC/big" "$SRC/tiny" nodir && has_err "existing directory"
 }
