@@ -20,7 +20,7 @@ case $(uname -r) in
 6.12.*) FSDRV=famfs_dax ;;
 *) FSDRV=fsdev_dax ;;
 esac
-[ $FSDRV = famfs_dax ] && plan 15 || plan 17
+plan 6.12=15 7.3=17
 
 # 7.3: earlier cases leave dax0.0 on fsdev_dax; put it on device_dax so
 # that the daemon is the one that moves it.
