@@ -38,21 +38,6 @@ static void maybe_swap(const char *name, int flags)
 	atomic_store(&swapped, 0);
 }
 
-#define OPEN_LIKE(fn)                                                       \
-	int fn(const char *name, int flags, ...)                            \
-	{                                                                   \
-		int (*real)(const char *, int, ...) =                       \
-			(int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #fn); \
-		va_list ap;                                                 \
-		mode_t mode;                                                \
-                                                                            \
-		va_start(ap, flags);                                        \
-		mode = (mode_t)va_arg(ap, int);                             \
-		va_end(ap);                                                 \
-		maybe_swap(name, flags);                                    \
-		return real(name, flags, mode);                             \
-	}
-
 #define OPENAT_LIKE(fn)                                                     \
 	int fn(int dir, const char *name, int flags, ...)                   \
 	{                                                                   \
@@ -69,10 +54,31 @@ static void maybe_swap(const char *name, int flags)
 		return real(dir, name, flags, mode);                        \
 	}
 
-OPEN_LIKE(open)
-OPEN_LIKE(open64)
 OPENAT_LIKE(openat)
 OPENAT_LIKE(openat64)
+
+/* open(2) is openat(2) from the working directory. */
+int open(const char *name, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	return openat(AT_FDCWD, name, flags, mode);
+}
+
+int open64(const char *name, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	return openat64(AT_FDCWD, name, flags, mode);
+}
 
 /* What _FORTIFY_SOURCE turns an open without a mode into. */
 int __open_2(const char *name, int flags)

@@ -318,6 +318,18 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
         sd.close()  # ends a connection nobody serves: nothing hangs
 
 
+def _end_all(procs, sd):
+    """What a test leaves: its open fds (ints) closed, its daemons still
+    running killed, then the fake systemd closed."""
+    for q in procs:
+        if isinstance(q, int):
+            os.close(q)
+        elif q.poll() is None:
+            q.kill()
+            q.wait()
+    sd.close()
+
+
 def _poke_state(sd, off, value):
     os.pwrite(sd.store["famfs-state"], struct.pack("<I", value), off)
 
@@ -361,13 +373,7 @@ def _remounts_with(tmp_path, master, device, mounts, off, value, why):
         sd.wait(lambda: sd.ready == 3, "READY=1 after the next restart")
         assert m.status()["takeovers"] == "1"
     finally:
-        for q in procs:
-            if isinstance(q, int):
-                os.close(q)
-            elif q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
 
 
 def test_three_failed_adoptions_remount(tmp_path, master, device, mounts):
@@ -454,11 +460,7 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
         sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
         assert mount_id(mnt) is None
     finally:
-        for q in procs:
-            if q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
 
 
 def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
@@ -489,11 +491,7 @@ def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
         assert mount_id(mnt) is not None
         assert m.status()["takeovers"] == "0"
     finally:
-        for q in procs:
-            if q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
 
 
 def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
@@ -567,10 +565,4 @@ def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
         assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED)
         master.famfs("verify", "-S", "9", "-f", f)
     finally:
-        for q in procs:
-            if isinstance(q, int):
-                os.close(q)
-            elif q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
