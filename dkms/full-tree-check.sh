@@ -11,7 +11,7 @@
 #   FAMFS_CHROOT_KERNELTREE=1 scripts/trixie-chroot.sh dkms/full-tree-check.sh
 #
 # usage: full-tree-check.sh [-k KVER] [--src TARBALL] [--config FILE]
-#                           [-o WORKDIR] [-j N] [--keep] [--key]
+#                           [-o WORKDIR] [-j N] [--keep] [--key|--plan]
 #   -k KVER       kernel whose Debian configuration to use (default: $KVER,
 #                 else uname -r)
 #   --src FILE    linux-source tarball (default
@@ -22,6 +22,10 @@
 #                 (default: build/fulltree next to this script)
 #   --keep        keep the unpacked tree (about 1.7 GB) after the run
 #   --key         print the cache key of the inputs and exit (runs anywhere)
+#   --plan        print how many ok/not ok lines a run makes for this
+#                 series, and exit (runs anywhere): one per patch, one
+#                 more per patch that touches code, and the checks of the
+#                 patched tree (one per C file the series adds to fs/fuse)
 #
 # Prints one "ok - ..." / "not ok - ..." line per check, the new warnings
 # before a failing line, and exits 1 if a check failed, 2 if the check
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
 	-j) jobs=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--key) keyonly=1; shift ;;
+	--plan) keyonly=plan; shift ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed 's/^# \{0,1\}//;$d'; exit 0 ;;
 	*) die "unknown argument: $1" ;;
 	esac
@@ -62,6 +67,29 @@ pd=$here/patches/$line
 src=${src:-/usr/src/linux-source-$line.tar.xz}
 series=$(grep -v '^[[:space:]]*\(#\|$\)' "$pd/series")
 
+# builds_fuse PATCH: the patch touches code, and fs/fuse is built after it
+builds_fuse() { grep -qE '^\+\+\+ b/(fs|include)/' "$1"; }
+# new_objects: the objects of the C files the series adds to fs/fuse
+new_objects() {
+	for p in $series; do
+		awk '/^--- \/dev\/null/ { n = 1; next }
+			n && /^\+\+\+ b\/fs\/fuse\/.*\.c$/ { sub(".*/", ""); sub("\\.c$", ".o"); print }
+			{ n = 0 }' "$pd/$p"
+	done
+}
+
+if [ $keyonly = plan ]; then
+	# The loop below: "applies" per patch, "builds" per code patch; then
+	# the configuration, the build, each new object, "every object
+	# checked", and the gcc and sparse warnings.
+	n=0
+	for p in $series; do
+		n=$((n + 1))
+		if builds_fuse "$pd/$p"; then n=$((n + 1)); fi
+	done
+	echo $((n + 2 + $(new_objects | wc -l) + 1 + 2))
+	exit 0
+fi
 if [ $keyonly = 1 ]; then
 	{
 		echo "$kver"
@@ -196,7 +224,7 @@ for p in $series; do
 		applied=0
 	fi
 	[ $applied = 1 ] || continue
-	grep -qE '^\+\+\+ b/(fs|include)/' "$pd/$p" || continue
+	builds_fuse "$pd/$p" || continue
 	name="fs/fuse builds with ${p%%-*} (W=1, no new warnings)"
 	kmake olddefconfig >"$out/config.log" 2>&1 ||
 		die "make olddefconfig failed: $(tail -n 5 "$out/config.log")"
@@ -225,11 +253,7 @@ if [ $applied = 1 ]; then
 		notok "fs/fuse with the series builds in the full tree"
 	fi
 	# Every C file the series adds to fs/fuse (famfs.c, the dax glue).
-	newc=$(for p in $series; do
-		awk '/^--- \/dev\/null/ { n = 1; next }
-			n && /^\+\+\+ b\/fs\/fuse\/.*\.c$/ { sub(".*/", ""); sub("\\.c$", ".o"); print }
-			{ n = 0 }' "$pd/$p"; done)
-	for o in $newc; do
+	for o in $(new_objects); do
 		check "fs/fuse/$o built in" test -f "$tree/fs/fuse/$o" || true
 	done
 	what="compiled with W=1 and checked by sparse"

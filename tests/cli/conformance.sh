@@ -36,6 +36,7 @@ t_c_mkfs_opts() {
 check "compat: mkfs.famfs -v/--verbose, --fuse, -D/--nodax, -M accepted; -F refused with a reason" t_c_mkfs_opts
 
 t_c_threads() {
+	need_f42 || return 1
 	run 2 F verify -D "$IMG" -S 42 -f f42 --threadct 257 && has_err "256" || return 1
 	run 2 F verify -D "$IMG" -m f42,42 -t 1000 || return 1
 	run 0 F verify -D "$IMG" -m f42,42 -t 256 || return 1
@@ -107,6 +108,7 @@ check "compat: fsck prints upstream's log_len (-v), Device capacity and Free spa
 
 t_c_fsck_opts() {
 	local img=$T/c-fsck.img
+	[ -f "$img" ] || newimg "$img" 256M || return 1	# t_c_fsck_lines's
 	run 0 F fsck -? && has_out "Usage: famfs fsck" || return 1
 	run 0 F fsck --help && has_out "Usage: famfs fsck" || return 1
 	run 0 F fsck -m "$img" || return 1
@@ -204,6 +206,7 @@ mcase "compat: fsck of a mounted device refuses (EBUSY, upstream's message); the
 
 t_c_shadow_mount() {
 	local sp=$T/c-shadow-m/root
+	need_m1 && need_m "$MNT/x/y" mkdir -p "$MNT/x/y" || return 1
 	mkdir -p "$sp"
 	run 0 F logplay --shadow "$sp" --shadowtest "$MNT" -vv && has_out "YAML files checked" || return 1
 	[ -f "$sp/m1" ] && [ -d "$sp/x/y" ] || { echo "# shadow tree from the mount"; return 1; }
@@ -253,7 +256,7 @@ check "compat: famfs_fused --help/--version; no mount point, a bad source, a sha
 t_c_fused_mount() {
 	local fd=$T/c-bin/famfs_fused mp=$T/c-fused shd=$T/c-shd img=$T/c-fused.img sh gone_sock
 	newimg "$img" 64M && chmod 600 "$img" || return 1
-	mkdir -p "$mp" "$shd" && ln -sf "$FUSED" "$fd" || return 1
+	mkdir -p "$mp" "$shd" "$T/c-bin" && ln -sf "$FUSED" "$fd" || return 1
 	# upstream's famfs mount: daxdev, shadow, fsname, timeout, allow_other
 	run 0 "$fd" -s -o daxdev="$img",shadow="$shd",fsname="$img",timeout=1.000000,allow_other,default_permissions,flock,cache=auto,readdirplus,pass_yaml,debug=0 "$mp" || return 1
 	mountpoint -q "$mp" || { echo "# not mounted"; return 1; }

@@ -100,28 +100,64 @@ gone() {
 	done
 }
 
-# case NAME BODY: BODY is a function name; it returns 0 for a pass
+# case NAME BODY: BODY is a function name; it returns 0 for a pass.
+# CLI_ONLY=BODY runs that case alone (the others print as skipped, and
+# the plan holds): a case makes the state it needs (need, need_m).
 check() {
 	local name=$1
 	shift
+	if [ -n "${CLI_ONLY:-}" ] && [ "$1" != "$CLI_ONLY" ]; then
+		skip "$name" "not selected (CLI_ONLY=$CLI_ONLY)"
+		return
+	fi
 	if "$@"; then ok "$name"; else notok "$name"; fi
 }
 
+# need NAME FAMFS-ARGS...: NAME is in the log of $IMG (a file or a
+# directory), or is made by "famfs FAMFS-ARGS": the state a case uses
+# that an earlier case makes in a whole run.
+need() {
+	local name=$1 rc
+	shift
+	"$FAMFS" getmap -D "$IMG" -q "$name" >/dev/null 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || [ $rc -eq 21 ] && return 0
+	"$FAMFS" "$@" >/dev/null 2>&1 || { echo "# need: cannot make $name"; return 1; }
+}
+# need_m PATH FAMFS-ARGS...: the same for a path in the mount
+need_m() {
+	local path=$1
+	shift
+	[ -e "$path" ] || "$FAMFS" "$@" >/dev/null 2>&1 ||
+		{ echo "# need_m: cannot make $path"; return 1; }
+}
+need_f42() { need f42 creat -D "$IMG" -s 4m -r -S 42 f42; }
+need_m1() { need_m "$MNT/m1" creat -s 6m -r -S 101 "$MNT/m1"; }
+need_d1() { need d1 mkdir -D "$IMG" d1; }
+
+# shim NAME WANT ARGS...: run WANT F ARGS with the LD_PRELOAD shim
+# tests/cli/NAME.c (built here: the C compiler is one of the build's
+# dependencies); the shim's settings come from the environment.
+shim() {
+	local name=$1
+	shift
+	if [ ! -f "$T/$name.so" ]; then
+		cc -Wall -Wextra -Werror -shared -fPIC -o "$T/$name.so" \
+			"$ROOT/tests/cli/$name.c" -ldl ||
+			{ echo "# cannot build the $name shim"; return 1; }
+	fi
+	# An ASan build wants its runtime first; the shim comes first here.
+	LD_PRELOAD=$T/$name.so \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		run "$@"
+}
+
 # flip_pread OFFSET ARGS...: run 1 F ARGS with pread(2) inverting the
-# byte at file OFFSET (tests/cli/flip_pread.c, built here: the C compiler
-# is one of the build's dependencies).
+# byte at file OFFSET (tests/cli/flip_pread.c).
 flip_pread() {
 	local at=$1
 	shift
-	if [ ! -f "$T/flip_pread.so" ]; then
-		cc -Wall -Wextra -Werror -shared -fPIC -o "$T/flip_pread.so" \
-			"$ROOT/tests/cli/flip_pread.c" -ldl ||
-			{ echo "# cannot build the pread shim"; return 1; }
-	fi
-	# An ASan build wants its runtime first; the shim comes first here.
-	FLIP_AT=$at LD_PRELOAD=$T/flip_pread.so \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		run 1 F "$@"
+	FLIP_AT=$at shim flip_pread 1 F "$@"
 }
 
 newimg() { # newimg FILE SIZE
@@ -226,6 +262,7 @@ check "creat -r -S / verify -S round trip on a device image" t_creat_verify
 # The fill must be byte-identical to upstream's (xoroshiro128+, splitmix64
 # seeding, low 32 bits per word) so files verify across tool families.
 t_pattern_compat() {
+	need_f42 || return 1
 	run 0 F getmap -D "$IMG" f42 || return 1
 	off=$(awk '/offset/ { sub("0x", "", $4); print $4; exit }' "$OUT")
 	$PY - "$IMG" "$off" <<'EOF'
@@ -257,6 +294,7 @@ EOF
 check "creat -r writes upstream's pattern (checked by an independent implementation)" t_pattern_compat
 
 t_creat_exists() {
+	need_f42 || return 1
 	run 0 F creat -D "$IMG" -s 4m f42 || return 1		# same size: no-op
 	run 0 F creat -D "$IMG" f42 || return 1			# no size: no-op
 	run 0 F verify -D "$IMG" -S 42 -f f42 || return 1	# untouched
@@ -297,6 +335,39 @@ t_cp_symlinks() {
 	run 2 F getmap -D "$IMG" -q symtreeL/loop/a.txt || return 1
 }
 check "cp -r skips symlinks with a warning (never publishes their target), -L follows and stops at loops" t_cp_symlinks
+
+# A source swapped for a symbolic link to a root-only file between cp's
+# stat and its open (tests/cli/swap_open.c), inside a tree and named with
+# -r: the open refuses to follow it (O_NOFOLLOW) and says so, the rest is
+# copied; named without -r (followed): the swap is seen and refused.
+t_cp_swapped_for_symlink() {
+	local u=$T/swaptree
+	rm -rf "$u" && mkdir -p "$u/sub" || return 1
+	echo secret >"$T/secret" && chmod 600 "$T/secret" || return 1
+	head -c 9000 /dev/urandom >"$u/sub/victim" && echo x >"$u/other" ||
+		return 1
+	head -c 9000 /dev/urandom >"$u/alone" || return 1
+	SWAP_PATH=$u/sub/victim SWAP_TARGET=$T/secret \
+		shim swap_open 1 F cp -r -D "$IMG" "$u" /swapped || return 1
+	grep -qxF "famfs cp: cannot open $u/sub/victim: it became a symbolic link" "$ERR" ||
+		{ echo "# no 'became a symbolic link' for the tree's file"; return 1; }
+	[ -L "$u/sub/victim" ] || { echo "# the shim did not swap"; return 1; }
+	run 0 F getmap -D "$IMG" -q swapped/other || return 1
+	# named with -r, a file is opened as the tree's files are
+	SWAP_PATH=$u/alone SWAP_TARGET=$T/secret \
+		shim swap_open 1 F cp -r -D "$IMG" "$u/alone" /alone || return 1
+	grep -qxF "famfs cp: cannot open $u/alone: it became a symbolic link" "$ERR" ||
+		{ echo "# no 'became a symbolic link' for a file named with -r"; return 1; }
+	[ -L "$u/alone" ] || { echo "# the shim did not swap"; return 1; }
+	# without -r a named link is followed (as GNU cp): the file opened is
+	# not the one cp looked at, and that is refused
+	rm -f "$u/alone" && head -c 9000 /dev/urandom >"$u/alone" || return 1
+	SWAP_PATH=$u/alone SWAP_TARGET=$T/secret \
+		shim swap_open 1 F cp -D "$IMG" "$u/alone" /alone2 || return 1
+	grep -qxF "famfs cp: $u/alone was replaced while being copied; not copied" "$ERR" ||
+		{ echo "# no 'was replaced' for a file named without -r"; return 1; }
+}
+check "cp refuses a source swapped for a symbolic link between its stat and its open" t_cp_swapped_for_symlink
 
 # One damaged entry in the middle of the log hides every later one; fsck
 # --repair voids it and keeps every intact entry after it.
@@ -378,6 +449,7 @@ EOF2
 check "control characters in names: refused by creat/mkdir/cp/clone, flagged by fsck, escaped on output" t_control_chars
 
 t_mkdir() {
+	need_f42 || return 1
 	run 0 F mkdir -D "$IMG" d1 || return 1
 	run 1 F mkdir -D "$IMG" d1 && has_err "exists" || return 1
 	run 0 F mkdir -D "$IMG" -p d1 || return 1
@@ -427,19 +499,24 @@ mk_tree() {
 mk_tree
 
 t_cp_file() {
+	need_d1 || return 1
 	run 0 F cp -D "$IMG" "$SRC/big" big.copy || return 1
 	run 0 F cp -D "$IMG" -c "$SRC/big" big.copy || return 1
 	run 0 F cp -D "$IMG" "$SRC/big" "$SRC/tiny" d1 || return 1	# into a dir
 	run 0 F cp -D "$IMG" -c "$SRC/tiny" d1/tiny || return 1
 	run 0 F cp -D "$IMG" "$SRC/big" big.copy || return 1		# restart: same size
 	run 1 F cp -D "$IMG" "$SRC/tiny" big.copy && has_err "exists with size" || return 1
-	cp "$SRC/big" "$T/changed" && printf 'X' | dd of="$T/changed" bs=1 seek=2999999 conv=notrunc 2>/dev/null
+	# one byte changed (to X, or to Y where the random byte is an X)
+	local c=X
+	[ "$(dd if="$SRC/big" bs=1 skip=2999999 count=1 2>/dev/null)" = X ] && c=Y
+	cp "$SRC/big" "$T/changed" && printf '%s' "$c" | dd of="$T/changed" bs=1 seek=2999999 conv=notrunc 2>/dev/null
 	run 1 F cp -D "$IMG" -c "$T/changed" big.copy && has_err "differs" || return 1
 	run 1 F cp -D "$IMG" "$SRC/big" "$SRC/tiny" nodir && has_err "existing directory"
 }
 check "cp a file, into a directory, rerun over a same-size copy, cp -c compares" t_cp_file
 
 t_cp_r() {
+	need_f42 || return 1
 	run 0 F cp -D "$IMG" -r "$SRC" tree -v || return 1
 	run 0 F cp -D "$IMG" -c -r "$SRC" tree || return 1
 	run 0 F logplay -D "$IMG" -v || return 1
@@ -484,6 +561,7 @@ check "cp of an empty file fails (famfs files have a size)" t_cp_empty
 # ---- device mode: getmap, flush, chkread, fsck ------------------------------
 
 t_getmap() {
+	need_f42 && need_d1 || return 1
 	run 0 F getmap -D "$IMG" f42 && has_out "extents: 1" || return 1
 	run 0 F getmap -D "$IMG" -q f42 || return 1
 	[ ! -s "$OUT" ] || return 1
@@ -497,6 +575,7 @@ t_getmap() {
 check "getmap: map, -q, upstream's exit codes (0 1 2 21)" t_getmap
 
 t_flush_chkread() {
+	need_f42 && need big.copy cp -D "$IMG" "$SRC/big" big.copy || return 1
 	run 0 F flush -D "$IMG" -v f42 big.copy && has_out "flushed" || return 1
 	run 1 F flush -D "$IMG" nosuch && has_err "nosuch: no such file in the log" ||
 		return 1
@@ -607,6 +686,7 @@ check "logplay -D lists the log; a damaged log exits 1 and names the entry" t_lo
 # ---- roles and limits ------------------------------------------------------
 
 t_client() {
+	need_f42 && need big.copy cp -D "$IMG" "$SRC/big" big.copy || return 1
 	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" creat -D "$IMG" -s 2m c1 || return 1
 	has_err "client" || return 1
 	FAMFS_SYSTEM_UUID_FILE=$CLIENT_UUID run 1 "$FAMFS" mkdir -D "$IMG" c2 && has_err "client" || return 1
@@ -678,6 +758,7 @@ check "status --json with no mounts" t_status_none
 # mount table: status parses the table, .status and the metadata.
 t_status_fake() {
 	local fake=$T/fake-mnt tab=$T/mounts
+	need_f42 || return 1	# a log with a file in it
 	mkdir -p "$fake/.meta" || return 1
 	dd if="$IMG" of="$fake/.meta/.superblock" bs=2M count=1 2>/dev/null
 	dd if="$IMG" of="$fake/.meta/.log" bs=2M skip=1 count=4 2>/dev/null
@@ -812,6 +893,8 @@ t_m_cp() {
 mcase "mounted: cp and cp -r visible at once, byte-exact (cmp, diff -r)" t_m_cp
 
 t_m_tools() {
+	need_m1 &&
+		need_m "$MNT/x" mkdir "$MNT/x" || return 1
 	run 0 F getmap "$MNT/m1" && has_out "size: *6291456" || return 1
 	run 1 F getmap /etc/hostname && has_err "not in a mounted famfs" || return 1
 	run 21 F getmap "$MNT/x" || return 1
@@ -830,6 +913,9 @@ t_m_tools() {
 mcase "mounted: getmap, chkread, flush, check, logplay, fsck through the mount" t_m_tools
 
 t_m_status() {
+	# two files in the log at least
+	need_m1 &&
+		need_m "$MNT/rel1" creat -s 2m "$MNT/rel1" || return 1
 	run 0 F status --json "$MNT" || return 1
 	$PY - "$OUT" "$MNT" <<'EOF'
 import json, sys
@@ -938,6 +1024,8 @@ mcase "read-only device: mkfs.famfs, creat and mkdir refuse it (1), fsck reads i
 
 # A second mount of the same image as a client: what another host sees.
 t_m_client_mount() {
+	need_m1 && need_m "$MNT/x/y" mkdir -p "$MNT/x/y" &&
+		need_m "$MNT/x/y/big" cp "$SRC/big" "$MNT/x/y/big" || return 1
 	mkdir -p "$MNT2"
 	FAMFS_MOUNT_HELPER=$MOUNT_HELPER FAMFS_FUSED=$FUSED \
 		timeout 30 "$FAMFS" mount -o fallback=yes,role=client "$MIMG" "$MNT2" \

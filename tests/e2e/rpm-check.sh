@@ -130,8 +130,14 @@ t "rpm --root: install famfs and famfs-dkms $V" \
 t "rpm --root -V: installed files verify" rpm --root "$R" -V --nodeps famfs famfs-dkms
 t "dkms.conf in the scratch root has PACKAGE_VERSION=\"$V\" and PACKAGE_NAME=\"famfs-fuse\"" \
 	sh -c "grep -qx 'PACKAGE_VERSION=\"$V\"' '$R$d/dkms.conf' && grep -qx 'PACKAGE_NAME=\"famfs-fuse\"' '$R$d/dkms.conf'"
-t "the installed dkms tree matches dkms/ of HEAD" sh -c "
-	for f in build.sh rename.sh source-files \$(for l in $lines; do echo patches/\$l/series; done); do
+# Every file of dkms/patches/ (series and patches), byte for byte, and
+# no other file under patches/.
+t "the installed dkms tree matches dkms/ of HEAD (scripts, series, every patch)" sh -c "
+	want=\$(git -C '$top' ls-tree -r --name-only HEAD dkms/patches/ | sed 's|^dkms/||' | sort)
+	[ -n \"\$want\" ] || exit 1
+	got=\$(cd '$R$d' && find patches -type f | sort)
+	[ \"\$want\" = \"\$got\" ] || { echo '# patches/ differs from dkms/patches/ of HEAD'; exit 1; }
+	for f in build.sh rename.sh source-files \$want; do
 		git -C '$top' show HEAD:dkms/\$f | cmp - '$R$d/'\$f || exit 1
 	done"
 conf=$R/etc/famfs/famfs.conf

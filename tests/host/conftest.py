@@ -103,13 +103,30 @@ def device(tmp_path, master):
     return dev
 
 
+@pytest.fixture(autouse=True)
+def left_behind(tmp_path):
+    """Whatever a test leaves mounted below its directory, however it
+    ended (an error half way, a mount made outside the mounts fixture),
+    is unmounted and its daemon ended, so no mount or daemon outlives the
+    test. A test that passed but left a mount fails."""
+    yield
+    found = fh.sweep(str(tmp_path))
+    assert not found, "left mounted: %s" % found
+
+
 @pytest.fixture
-def mounts():
-    """Mounts made by a test; every one is unmounted afterwards."""
+def mounts(tmp_path):
+    """Mounts made by a test; every one is unmounted afterwards, even when
+    the test or another unmount fails."""
     made = []
     yield made
+    errors = []
     for m in made:
-        m.unmount()
+        try:
+            m.unmount()
+        except Exception as e:  # go on with the others; report at the end
+            errors.append("%s: %r" % (m.mnt, e))
+    assert not errors, errors
 
 
 @pytest.fixture

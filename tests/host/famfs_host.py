@@ -4,6 +4,8 @@ through mount.famfs, and a reader of the on-media log written from the
 format description (not from our C code), so replies can be checked
 against an independent decoding."""
 import os
+import re
+import signal
 import struct
 import subprocess
 import time
@@ -24,12 +26,99 @@ ENTRY = 544
 
 
 def run(cmd, env=None, check=True, timeout=60, **kw):
+    # Output may name paths that are not UTF-8: kept as os.fsdecode keeps
+    # them, so they compare equal to the paths the tests hold.
+    kw.setdefault("errors", "surrogateescape")
     p = subprocess.run(cmd, env=env, capture_output=True, text=True,
                        timeout=timeout, **kw)
     if check and p.returncode != 0:
         raise AssertionError("%s failed (%d):\n%s%s" %
                              (" ".join(cmd), p.returncode, p.stdout, p.stderr))
     return p
+
+
+def _unescape(field):
+    """A mountinfo field as the kernel meant it: its octal escapes (\\040
+    for a space, \\011, \\012, \\134) decoded, and bytes that are not
+    UTF-8 kept as os.fsdecode keeps them, so the result compares equal to
+    the str path Python gives for the same name."""
+    raw = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]),
+                 field)
+    return os.fsdecode(raw)
+
+
+def mountinfo():
+    """/proc/self/mountinfo, one dict per mount: id, parent, root, mnt
+    (the mount point), opts (a set), fstype, source, super (the
+    superblock's options, a set). Read as bytes: a mount point may hold
+    any byte, and the text is not always UTF-8."""
+    out = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f.read().splitlines():
+            fields = line.split(b" ")
+            sep = fields.index(b"-")
+            out.append({
+                "id": int(fields[0]), "parent": int(fields[1]),
+                "root": _unescape(fields[3]), "mnt": _unescape(fields[4]),
+                "opts": set(_unescape(fields[5]).split(",")),
+                "fstype": _unescape(fields[sep + 1]),
+                "source": _unescape(fields[sep + 2]),
+                "super": set(_unescape(fields[sep + 3]).split(","))})
+    return out
+
+
+def mounts_at(path):
+    """The mounts stacked on @path, oldest first."""
+    return [m for m in mountinfo() if m["mnt"] == path]
+
+
+def sweep(top):
+    """Unmount (lazily) every mount at or below the directory @top and end
+    its daemon: what a test leaves behind when it fails half way. Returns
+    the mount points it found."""
+    top = top.rstrip("/")
+    found = []
+    for m in reversed(mountinfo()):
+        if m["mnt"] == top or m["mnt"].startswith(top + "/"):
+            found.append(m["mnt"])
+            pids = _fused_pids(m["mnt"])
+            subprocess.run(["umount", "-l", m["mnt"]], capture_output=True)
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    return found
+
+
+def _fused_pids(mnt):
+    """famfs-fused processes serving @mnt (found by their command line)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = [os.fsdecode(a) for a in f.read().split(b"\0")]
+        except OSError:
+            continue
+        if argv and os.path.basename(argv[0]) == "famfs-fused" \
+                and mnt in argv:
+            pids.append(int(d))
+    return pids
+
+
+def losetup(img):
+    """A loop device backed by @img (detach it with losetup -d). A kernel
+    or container without loop devices makes the test impossible here, said
+    the one way both tiers' rules know; any other failure fails."""
+    import pytest
+    if not os.path.exists("/dev/loop-control"):
+        pytest.skip("impossible: this kernel or container has no loop "
+                    "devices (/dev/loop-control)")
+    p = run(["losetup", "-f", "--show", img], check=False)
+    assert p.returncode == 0, "losetup: " + p.stderr
+    return p.stdout.strip()
 
 
 class Host:
@@ -84,20 +173,27 @@ class Mount:
         return p
 
     def status(self):
-        with open(os.path.join(self.mnt, ".meta/.status")) as f:
-            return dict(l.strip().split("=", 1) for l in f if "=" in l)
+        with open(os.path.join(self.mnt, ".meta/.status"), "rb") as f:
+            lines = os.fsdecode(f.read()).splitlines()
+        return dict(l.strip().split("=", 1) for l in lines if "=" in l)
 
     def mounted(self):
-        with open("/proc/self/mountinfo") as f:
-            return any(l.split()[4] == self.mnt for l in f)
+        return bool(mounts_at(self.mnt))
 
     def unmount(self):
+        """Unmount and wait for the daemon; one that does not go is
+        killed, so nothing outlives the test."""
         if self.mounted():
             if subprocess.run(["umount", self.mnt],
                               capture_output=True).returncode:
                 subprocess.run(["umount", "-l", self.mnt],
                                capture_output=True)
-        self.wait_daemon_exit()
+        if not self.wait_daemon_exit():
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.wait_daemon_exit()
 
     def wait_daemon_exit(self, timeout=5.0):
         if not self.pid:

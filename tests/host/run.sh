@@ -19,7 +19,17 @@ PY=/usr/bin/python3
 export PYTHONDONTWRITEBYTECODE=1
 tap=$(mktemp)
 out=$(mktemp)
-trap 'rm -f "$tap" "$tap.plan" "$tap.running" "$out"' EXIT
+# pytest's --basetemp: the tests' images (over a GiB a run), removed at the
+# end. Anything still mounted below it is unmounted first, and rm stays on
+# this file system, so it never reaches into a famfs.
+base=$(mktemp -d /tmp/famfs-host.XXXXXX)
+cleanup() {
+	grep -o " $base/[^ ]*" /proc/self/mountinfo | sort -r |
+		while read -r m; do umount -l "$m"; done
+	rm -rf --one-file-system "$base"
+	rm -f "$tap" "$tap.plan" "$tap.running" "$out"
+}
+trap cleanup EXIT
 
 for m in pytest pytest_timeout; do
 	if ! "$PY" -c "import $m" 2>/dev/null; then
@@ -31,7 +41,7 @@ done
 
 FAMFS_TAP="$tap" timeout -k 10 "$TIER_LIMIT" "$PY" -m pytest -q \
 	-p no:cacheprovider -s --timeout="$LIMIT" --timeout-method=signal \
-	--basetemp="$(mktemp -d /tmp/famfs-host.XXXXXX)" tests/host >"$out" 2>&1
+	--basetemp="$base" tests/host >"$out" 2>&1
 rc=$?
 # Details only when something went wrong; the measurements always.
 if [ "$rc" -ne 0 ]; then

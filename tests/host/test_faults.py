@@ -94,11 +94,21 @@ def test_mount_errors(tmp_path, master, device, mnt):
     assert p.returncode == 32 and "already mounted" in p.stderr
     p = mount(device, target)  # a second master mount of the same device
     assert p.returncode == 32 and "already mounted" in p.stderr
-    if not os.path.exists("/dev/famfs-fuse"):
-        p = mount(device, target, "fallback=no")
-        assert p.returncode == 32
+    # fallback=no never falls back: without the famfs module because it
+    # is missing; with it (/dev/famfs-fuse) because an image file is no
+    # devdax device, which only fallback mode serves. One of the two
+    # holds on any machine, and either refusal is checked.
+    p = mount(device, target, "fallback=no")
+    assert p.returncode == 32, p.stderr
+    if os.path.exists("/dev/famfs-fuse"):
+        print("\n# fallback=no: the famfs module is loaded here; checked "
+              "with an image file, which it cannot serve")
+        assert "is not a devdax device, so only fallback mode can serve " \
+            "it, and fallback is disabled" in p.stderr, p.stderr
+    else:
         assert "famfs kernel module not loaded and fallback disabled" \
-            in p.stderr
+            in p.stderr, p.stderr
+    assert not fh.mounts_at(target)
     p = mount(device, target, "bogus=1")
     assert p.returncode == 32 and "unknown mount option" in p.stderr
     p = mount(str(tmp_path / "famfs.img"), str(tmp_path / "nodir"))
@@ -283,9 +293,8 @@ def test_restart_replaces_dead_mount(mnt, master):
                env=master.env)
     mnt.pid = int(mnt.status()["pid"])
     assert "replacing a famfs mount whose daemon is gone" in mnt.log_text()
-    with open("/proc/self/mountinfo") as f:
-        assert sum(l.split()[4] == mnt.mnt for l in f) == 1, \
-            "the dead mount is still stacked under the new one"
+    assert len(fh.mounts_at(mnt.mnt)) == 1, \
+        "the dead mount is still stacked under the new one"
     master.famfs("verify", "-S", "5", "-f", os.path.join(mnt.mnt, "r0"))
     master.famfs("creat", "-s", "2m", os.path.join(mnt.mnt, "r1"))
     assert p.returncode == 0
@@ -339,3 +348,53 @@ def test_other_filesystem_is_not_a_famfs(tmp_path, master):
         "NOT A VALID FAMFS" in p.stdout, p.stdout
     with open(img, "rb") as f:
         assert f.read() == before
+
+
+def test_odd_mount_point_is_found(tmp_path, master, device, mounts):
+    """A mount point whose name holds a space, a backslash and a byte that
+    is not UTF-8: the tests find it in /proc/self/mountinfo (escaped
+    there), and unmount it afterwards."""
+    mnt = os.path.join(str(tmp_path), os.fsdecode(b"odd \\ \xff dir"))
+    m = fh.Mount(master, device, mnt, str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    assert m.mounted()
+    at = fh.mounts_at(mnt)
+    assert len(at) == 1 and {"nosuid", "nodev"} <= at[0]["opts"], at
+    assert at[0]["fstype"] == "fuse.famfs", at
+    m.unmount()
+    assert not m.mounted() and not fh.mounts_at(mnt)
+
+
+def test_log_writes_stay_in_the_log(mnt, master):
+    """Root may write .meta/.log, but only inside it: a write running past
+    its end stops at the end (the kernel sends it a page at a time, and
+    the page past the end fails), one starting at or past the end fails
+    with EFBIG, and the data after the log is never touched."""
+    master.famfs("creat", "-s", "2m", "-r", "-S", "3",
+                 os.path.join(mnt.mnt, "first"))
+    log = os.path.join(mnt.mnt, ".meta/.log")
+    log_len = os.stat(log).st_size
+    assert log_len >= 8 * fh.MiB
+
+    def around_end():
+        with open(mnt.dev, "rb") as f:
+            f.seek(fh.LOG_OFFSET + log_len - 4096)
+            return f.read(4096), f.read(4096)
+
+    tail, after = around_end()
+    fd = os.open(log, os.O_RDWR)
+    try:
+        for off, n in ((log_len - 10, 20), (log_len - 1, 4097)):
+            assert os.pwrite(fd, b"\xee" * n, off) == log_len - off
+            assert around_end()[1] == after, (off, n)
+        for off, n in ((log_len, 1), (log_len + 4096, 4096)):
+            with pytest.raises(OSError) as e:
+                os.pwrite(fd, b"\xee" * n, off)
+            assert e.value.errno == errno.EFBIG, (off, n)
+        assert around_end()[1] == after
+        assert os.pwrite(fd, tail, log_len - 4096) == 4096
+    finally:
+        os.close(fd)
+    assert around_end() == (tail, after)
+    master.famfs("verify", "-S", "3", "-f", os.path.join(mnt.mnt, "first"))

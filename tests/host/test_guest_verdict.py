@@ -10,6 +10,8 @@ import pytest
 
 LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                    "..", "lib", "guest-verdict.sh")
+GUEST_LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "..", "vm", "guest", "lib.sh")
 
 
 def sh(script, *args):
@@ -53,7 +55,7 @@ def test_stage_finished_needs_status_0_and_its_done_line(tmp_path):
                     "# stage check done\n", "0\n")[0] is False
 
 
-@pytest.mark.parametrize("line", [
+TROUBLE = [
     "[   12.345678] WARNING: CPU: 0 PID: 231 at fs/fuse/famfs.c:412 "
     "famfs_fetch+0x1a/0x2b0 [famfs_fuse]",
     "[    7.000001] BUG: KASAN: slab-use-after-free in fuse_famfs_open",
@@ -63,14 +65,40 @@ def test_stage_finished_needs_status_0_and_its_done_line(tmp_path):
     "[    3.3] Oops: 0000 [#1] PREEMPT SMP NOPTI",
     "[    3.4] Kernel panic - not syncing: Fatal exception",
     "[    3.5] general protection fault, probably for non-canonical address",
-], ids=["warn", "kasan-bug", "kasan", "bug", "kernel-bug", "oops", "panic",
-        "gpf"])
+    "[    3.6] UBSAN: array-index-out-of-bounds in fs/fuse/famfs.c:301:9",
+    "[    3.7] Call Trace:",
+]
+TROUBLE_IDS = ["warn", "kasan-bug", "kasan", "bug", "kernel-bug", "oops",
+               "panic", "gpf", "ubsan", "trace"]
+
+
+@pytest.mark.parametrize("line", TROUBLE, ids=TROUBLE_IDS)
 def test_kernel_trouble_is_found(tmp_path, line):
     con = tmp_path / "console.log"
     con.write_text("[    1.0] famfs_fuse: loaded\n%s\n[    9.0] ok\n" % line)
     p = sh('kernel_trouble "$1" "$2"', str(con), str(tmp_path / "out"))
     assert p.returncode == 0
     assert (tmp_path / "out").read_text() == line + "\n"
+
+
+@pytest.mark.parametrize("line", TROUBLE, ids=TROUBLE_IDS)
+def test_guest_dmesg_clean_uses_the_same_pattern(tmp_path, line):
+    """The guest's dmesg_clean (tests/vm/guest/lib.sh, with this file
+    shipped into the guest) finds the same trouble in the kernel log."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    log = tmp_path / "dmesg.txt"
+    (bin_ / "dmesg").write_text("#!/bin/sh\ncat '%s'\n" % log)
+    (bin_ / "dmesg").chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]),
+               FAMFS_VERDICT=LIB)
+    script = ". '%s'; dmesg_clean" % GUEST_LIB
+    for text, clean in (("[    1.0] famfs_fuse: loaded\n", True),
+                        ("[    1.0] famfs_fuse: loaded\n%s\n" % line, False)):
+        log.write_text(text)
+        p = subprocess.run(["sh", "-c", script], env=env, capture_output=True,
+                           text=True, timeout=30)
+        assert (p.returncode == 0) == clean, (text, p.stdout, p.stderr)
 
 
 def test_kernel_trouble_clean_console_and_extra_pattern(tmp_path):

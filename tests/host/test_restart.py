@@ -103,12 +103,8 @@ class FakeSystemd:
 
 
 def mount_id(mnt):
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            parts = line.split()
-            if parts[4] == mnt:
-                return int(parts[0])
-    return None
+    at = fh.mounts_at(mnt)
+    return at[-1]["id"] if at else None
 
 
 class Load:
@@ -118,7 +114,8 @@ class Load:
 
     def __init__(self, host, mnt, held):
         self.host, self.mnt, self.held = host, mnt, held
-        self.names = []
+        self.names = []  # made: famfs creat said so
+        self.seeds = {}  # name -> the seed its contents come from
         self.ops = []  # (start, end, what)
         self.failures = []
         self.stop = threading.Event()
@@ -126,12 +123,18 @@ class Load:
                         threading.Thread(target=self._read, daemon=True)]
 
     def _timed(self, what, fn):
+        """Run one operation; whatever it raises (a command past its
+        timeout too) is a failure, counted, and the operation's time is
+        kept either way. Returns whether it succeeded."""
         t0 = time.monotonic()
+        ok = False
         try:
             fn()
-        except (OSError, AssertionError) as e:
+            ok = True
+        except Exception as e:  # noqa: BLE001 - every way of failing counts
             self.failures.append((what, repr(e), t0))
         self.ops.append((t0, time.monotonic(), what))
+        return ok
 
     def _create(self):
         i = 0
@@ -143,8 +146,9 @@ class Load:
                                     str(i + 1), path, check=False,
                                     timeout=30)
                 assert p.returncode == 0, p.stderr
-            self._timed("creat", creat)
-            self.names.append(path)
+            if self._timed("creat", creat):
+                self.names.append(path)
+                self.seeds[path] = i + 1
             i += 1
             time.sleep(0.05)
 
@@ -187,6 +191,14 @@ class Load:
             t.join(timeout=60)
         assert not any(t.is_alive() for t in self.threads), \
             "an operation never returned"
+
+    def verify(self):
+        """Every file made under the load holds what its creat wrote."""
+        args = []
+        for path in self.names:
+            args += ["-m", "%s,%d" % (path, self.seeds[path])]
+        p = self.host.famfs("verify", "-q", *args, check=False, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
 
     def longest(self, t0=0.0, t1=float("inf"), meta=True):
         """The longest operation overlapping [t0, t1]; metadata operations
@@ -260,6 +272,13 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
         time.sleep(0.3)
         load.finish()
         assert not load.failures, load.failures[:10]
+        # Both threads really worked through the restarts: files were
+        # made and read, and every file made holds its data.
+        whats = {what for _, _, what in load.ops}
+        assert {"creat", "read held", "stat new", "open+read new"} <= whats, \
+            whats
+        assert len(load.names) > 0 and len(load.ops) > len(load.names)
+        load.verify()
         st = m.status()
         assert st["takeovers"] == str(RESTARTS + KILLS)
         assert st["pid"] == str(p.pid)
@@ -297,6 +316,18 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
                 q.kill()
                 q.wait()
         sd.close()  # ends a connection nobody serves: nothing hangs
+
+
+def _end_all(procs, sd):
+    """What a test leaves: its open fds (ints) closed, its daemons still
+    running killed, then the fake systemd closed."""
+    for q in procs:
+        if isinstance(q, int):
+            os.close(q)
+        elif q.poll() is None:
+            q.kill()
+            q.wait()
+    sd.close()
 
 
 def _poke_state(sd, off, value):
@@ -342,13 +373,7 @@ def _remounts_with(tmp_path, master, device, mounts, off, value, why):
         sd.wait(lambda: sd.ready == 3, "READY=1 after the next restart")
         assert m.status()["takeovers"] == "1"
     finally:
-        for q in procs:
-            if isinstance(q, int):
-                os.close(q)
-            elif q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
 
 
 def test_three_failed_adoptions_remount(tmp_path, master, device, mounts):
@@ -435,11 +460,7 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
         sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
         assert mount_id(mnt) is None
     finally:
-        for q in procs:
-            if q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
 
 
 def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
@@ -470,8 +491,78 @@ def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
         assert mount_id(mnt) is not None
         assert m.status()["takeovers"] == "0"
     finally:
-        for q in procs:
-            if q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()
+        _end_all(procs, sd)
+
+
+def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
+                                                mounts):
+    """Successors that die while taking over (here: the device they are
+    given is no famfs, found only after the takeover began) are counted
+    in the kept state: one such death is followed by a good takeover,
+    three in a row make the next daemon mount anew instead of adopting
+    the connection again."""
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+
+    def failed_count():
+        return struct.unpack_from(
+            "<I", os.pread(sd.store["famfs-state"], 4, STATE_FAILED_OFF))[0]
+
+    def dying_successor():
+        """A successor started on a junk device where the image was."""
+        os.rename(device, device + ".away")
+        try:
+            with open(device, "wb") as f:
+                f.truncate(64 * fh.MiB)
+            q = sd.start(_daemon_argv(device, mnt, log), master.env)
+            procs.append(q)
+            _wait_exit(q)
+            assert q.returncode == 1, q.returncode
+            assert "not a famfs" in q.stderr.read() + m.log_text()
+        finally:
+            os.replace(device + ".away", device)
+
+    def successor(ready):
+        q = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(q)
+        m.pid = q.pid
+        sd.wait(lambda: sd.ready == ready, "READY=1 from the successor")
+        return q
+
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        f = os.path.join(mnt, "f")
+        master.famfs("creat", "-s", "2m", "-r", "-S", "9", f)
+        mid = mount_id(mnt)
+        held = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+        procs.append(held)
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        assert failed_count() == 0
+        dying_successor()
+        assert failed_count() == 1
+        p = successor(2)
+        assert m.status()["takeovers"] == "1"
+        assert failed_count() == 0, "a good takeover resets the count"
+        assert mount_id(mnt) == mid
+        assert "f" in os.listdir(held), "the adopted connection serves"
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        for n in (1, 2, 3):
+            dying_successor()
+            assert failed_count() == n
+        p = successor(3)
+        assert "3 takeovers in a row failed" in m.log_text(), m.log_text()
+        assert "mounting anew" in m.log_text()
+        assert m.status()["takeovers"] == "0"
+        with pytest.raises(OSError) as e:
+            os.listdir(held)  # the old connection was ended, not adopted
+        assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED)
+        master.famfs("verify", "-S", "9", "-f", f)
+    finally:
+        _end_all(procs, sd)

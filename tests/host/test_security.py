@@ -8,6 +8,7 @@ import errno
 import fcntl
 import json
 import os
+import select
 import shutil
 import signal
 import stat
@@ -31,6 +32,7 @@ def world(tools):
     os.chmod(d, 0o755)
     os.chown(d, NOBODY, NOBODY)
     yield d
+    fh.sweep(d)
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -40,12 +42,8 @@ def as_user(cmd, env=None, **kw):
 
 
 def mount_opts(mnt):
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            if fields[4] == mnt:
-                return set(fields[5].split(","))
-    return None
+    at = fh.mounts_at(mnt)
+    return at[-1]["opts"] if at else None
 
 
 @pytest.fixture
@@ -139,34 +137,109 @@ def wmnt(world, mounts):
     return root, m
 
 
-def test_user_cannot_block_writers(wmnt):
-    root, m = wmnt
-    log = os.path.join(m.mnt, ".meta/.log")
-    hog = subprocess.Popen(["setpriv", "--reuid=%d" % NOBODY,
-                            "--regid=%d" % NOBODY, "--clear-groups",
-                            "flock", "-x", log, "sleep", "600"],
-                           stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
-    # root reading the log (famfs logplay, fsck) may flock it as well
-    reader = subprocess.Popen(["flock", "-x", log, "sleep", "600"],
-                              start_new_session=True)
-    try:
-        time.sleep(0.5)
-        t = time.monotonic()
-        root.famfs("mkdir", os.path.join(m.mnt, "d"), timeout=20)
-        root.famfs("creat", "-s", "2m", os.path.join(m.mnt, "d/f"),
-                   timeout=20)
-        assert time.monotonic() - t < 10
-        # the user could not even open the log to lock it
-        assert hog.wait(timeout=5) != 0
-        assert "Permission denied" in hog.stderr.read()
-    finally:
-        for p in (hog, reader):  # flock and its sleep
+# Run as the unprivileged user: every lock it can get on each path it can
+# open (flock, and OFD read and write locks), one JSON report on stdout
+# once they are all taken, then held until stdin closes.
+HOLDER = r"""
+import fcntl, json, os, struct, sys
+held, refused = [], {}
+for path in sys.argv[1:]:
+    for flags in (os.O_RDWR, os.O_RDONLY):
+        try:
+            fd = os.open(path, flags)
+        except OSError as e:
+            refused[path] = e.strerror
+            continue
+        refused.pop(path, None)
+        kinds = [("ofd-write", fcntl.F_WRLCK)] if flags == os.O_RDWR \
+            else [("flock", None), ("ofd-read", fcntl.F_RDLCK)]
+        for kind, t in kinds:
             try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
+                if t is None:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                else:
+                    fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                                struct.pack("hhqqi4x", t, 0, 0, 0, 0))
+                held.append([path, kind])
+            except OSError:
                 pass
-            p.wait()
+        break
+print(json.dumps({"held": held, "refused": refused}), flush=True)
+sys.stdin.read()
+"""
+
+
+def _conflicting_lock(path, kind):
+    """Whether a lock of @kind (as HOLDER takes it) is held on @path by
+    another open file description, asked from a new one: F_OFD_GETLK for
+    OFD locks, a non-blocking flock for flock."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if kind == "flock":
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        # a write lock is refused by any lock: GETLK reports the holder's
+        got = fcntl.fcntl(fd, fcntl.F_OFD_GETLK,
+                          struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+        return struct.unpack("hhqqi4x", got)[0] != fcntl.F_UNLCK
+    finally:
+        os.close(fd)
+
+
+def test_user_cannot_block_writers(wmnt):
+    """famfs(8): no user who is not root can keep a writer from the log.
+    A user takes every lock it can on everything of the mount it can open
+    (the log, a file readable by all, the mount's directory, its status)
+    and on the image; each lock it reports is checked from another open
+    file description before the writers run. The writers then go through
+    within the documented lock timeout (FAMFS_LOCK_TIMEOUT, here 2 s):
+    they neither wait for the log lock nor give up on it."""
+    root, m = wmnt
+    pub = os.path.join(m.mnt, "pub")
+    root.famfs("creat", "-s", "2m", "-m", "0644", pub)
+    paths = [os.path.join(m.mnt, ".meta/.log"), m.dev, pub, m.mnt,
+             os.path.join(m.mnt, ".meta/.status")]
+    holder = subprocess.Popen(
+        ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+         "--clear-groups", "/usr/bin/python3", "-c", HOLDER] + paths,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    # root reading the log (famfs logplay, fsck) may flock it as well
+    reader = os.open(paths[0], os.O_RDONLY)
+    try:
+        fcntl.flock(reader, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert _conflicting_lock(paths[0], "flock")
+        ready, _, _ = select.select([holder.stdout], [], [], 30)
+        assert ready, "the user's lock holder never reported"
+        line = holder.stdout.readline()
+        assert line, holder.stderr.read()
+        report = json.loads(line)
+        held = [tuple(h) for h in report["held"]]
+        # the user holds locks where it can: on the file it may read and
+        # on the mount's directory, each seen from another description
+        assert (pub, "ofd-read") in held and (pub, "flock") in held, report
+        assert (m.mnt, "flock") in held, report
+        for path, kind in held:
+            assert _conflicting_lock(path, kind), (path, kind)
+        env = dict(root.env, FAMFS_LOCK_TIMEOUT="2")
+        for args in (["mkdir", os.path.join(m.mnt, "d")],
+                     ["creat", "-s", "2m", os.path.join(m.mnt, "d/f")]):
+            p = fh.run([fh.FAMFS] + args, env=env, check=False, timeout=60)
+            assert p.returncode == 0, (args, report, p.stderr)
+            assert "log lock" not in p.stderr, (args, report, p.stderr)
+        assert holder.poll() is None, "the holder let go early"
+    finally:
+        os.close(reader)
+        holder.stdin.close()
+        try:
+            holder.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
 
 
 def _lock_file(dev):
@@ -315,17 +388,26 @@ def test_meta_open_refused_by_daemon(wmnt):
     assert errs[1:] == [-errno.EACCES] * 2 + [0] * 2, errs
 
 
-def test_exposed_image_warns(tmp_path, master, mounts):
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660, 0o620,
+                                  0o602, 0o600], ids="{:04o}".format)
+def test_exposed_image_warns(tmp_path, master, mounts, mode):
+    """Read or write access for the group or for others is each warned
+    about; a 0600 image gets no warning."""
     img = str(tmp_path / "open.img")
     fh.mkfs(master, img, 64 * fh.MiB)
-    os.chmod(img, 0o644)
+    os.chmod(img, mode)
     m = fh.Mount(master, img, str(tmp_path / "mnt"),
                  str(tmp_path / "fused.log"))
     mounts.append(m)
     p = m.mount()
-    assert "warning: %s can be read by users other than root (mode 0644): " \
+    read = "warning: %s can be read by users other than root (mode %04o): " \
         "they can read every file in it, whatever the file's mode; " \
-        "chmod 600 %s" % (img, img) in p.stderr, p.stderr
+        "chmod 600 %s" % (img, mode, img)
+    write = "warning: %s can be written by users other than root (mode " \
+        "%04o): any of them can rewrite its log" % (img, mode)
+    assert (read in p.stderr) == bool(mode & 0o044), p.stderr
+    assert (write in p.stderr) == bool(mode & 0o022), p.stderr
+    assert ("warning" in p.stderr) == (mode != 0o600), p.stderr
 
 
 def test_ro_after_long_option_list(tmp_path, master, device, mounts):
@@ -374,5 +456,4 @@ def test_mount_replaces_dead_mount(mnt, master):
     mnt.pid = int(mnt.status()["pid"])
     assert "r0" in os.listdir(mnt.mnt)
     assert "lost its daemon; mounting over it replaces it" in p.stderr
-    with open("/proc/self/mountinfo") as f:
-        assert sum(l.split()[4] == mnt.mnt for l in f) == 1
+    assert len(fh.mounts_at(mnt.mnt)) == 1

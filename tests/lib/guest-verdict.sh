@@ -1,11 +1,14 @@
 # Verdicts on a QEMU guest's run, shared by tests/vm/run.sh and
 # tests/e2e/run.sh (sourced; POSIX sh) and tested on their own by
-# tests/host/test_guest_verdict.py.
+# tests/host/test_guest_verdict.py. tests/vm/run.sh also ships it into
+# its guests (/tests/guest-verdict.sh) for their dmesg_clean.
 
 # What a kernel prints when something went wrong in it: an oops, a BUG()
-# (also "kernel BUG at"), a WARN(), a panic, a KASAN report, a general
-# protection fault.
-KERNEL_TROUBLE='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|KASAN|general protection'
+# (also "kernel BUG at"), a WARN(), a panic, a KASAN or UBSAN report, a
+# general protection fault, and the stack any other report comes with.
+# The one list: the hosts check consoles with it, and the VM guests'
+# dmesg_clean (tests/vm/guest/lib.sh) their kernel log, from this file.
+KERNEL_TROUBLE='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|KASAN|UBSAN:|general protection|Call Trace'
 
 # kernel_trouble CONSOLE OUT [EXTRA]: the lines of CONSOLE that report
 # kernel trouble (KERNEL_TROUBLE, or-ed with the ERE EXTRA) into OUT; true

@@ -113,7 +113,23 @@ static void truncated_device_is_reported(void **state)
 	scratch_mkfs(&s, 64 * MiB);
 	assert_int_equal(truncate(s.image, 6 * MiB), 0);
 	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), -EUCLEAN);
-	assert_non_null(strstr(famfs_errmsg(), "truncated"));
+	assert_non_null(strstr(famfs_errmsg(),
+			       "device is truncated: 6291456 bytes, but the log ends at byte"));
+	scratch_drop(&s);
+}
+
+/* Cut past the log's end but short of the size the superblock records. */
+static void device_short_of_recorded_size_is_reported(void **state)
+{
+	struct famfs_dev dev;
+	struct scratch s;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(truncate(s.image, 62 * MiB), 0);
+	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), -EUCLEAN);
+	assert_string_equal(famfs_errmsg(),
+			    "device is truncated: the superblock records 67108864 bytes, the device has 65011712");
 	scratch_drop(&s);
 }
 
@@ -126,6 +142,7 @@ int main(void)
 		cmocka_unit_test(kill_invalidates_superblock),
 		cmocka_unit_test(client_cannot_mkfs_over_without_force),
 		cmocka_unit_test(truncated_device_is_reported),
+		cmocka_unit_test(device_short_of_recorded_size_is_reported),
 	};
 
 	return cmocka_run_group_tests_name("mkfs", tests, NULL, NULL);

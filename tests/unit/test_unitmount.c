@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -175,7 +177,7 @@ static void failed_start_without_reason_points_at_the_unit(void **state)
 	assert_false(exists("/run/famfs/mnt-famfs.error"));
 }
 
-static void unwritable_run_dir_is_said(void **state)
+static void missing_run_dir_is_said(void **state)
 {
 	char err[512], want[600];
 
@@ -186,6 +188,71 @@ static void unwritable_run_dir_is_said(void **state)
 	snprintf(want, sizeof(want),
 		 "cannot create %s/run/famfs: No such file or directory", R);
 	assert_string_equal(err, want);
+	assert_false(exists("/calls"));
+}
+
+/*
+ * famfs_unit_mount() as a user for whom the modes count (root passes
+ * them by): run as uid 65534 when we are root. Its error text into @err.
+ */
+static int unit_mount_as_user(char *err, size_t len)
+{
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char e[512] = "";
+		int rc;
+
+		close(fds[0]);
+		if (geteuid() == 0 &&
+		    (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+			_exit(99);
+		rc = famfs_unit_mount("/dev/dax0.0", "/mnt/famfs", "ro", e,
+				      sizeof(e));
+		if (write(fds[1], e, strlen(e)) < 0)
+			_exit(98);
+		_exit(rc == -1 ? 1 : 0);
+	}
+	close(fds[1]);
+	n = read(fds[0], err, len - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* /run is there but not writable: famfs/ cannot be made in it. */
+static void unwritable_run_dir_is_said(void **state)
+{
+	char err[512], want[600];
+
+	(void)state;
+	sh("chmod 0555 '%s/run'", R);
+	assert_int_equal(unit_mount_as_user(err, sizeof(err)), 1);
+	snprintf(want, sizeof(want),
+		 "cannot create %s/run/famfs: Permission denied", R);
+	assert_string_equal(err, want);
+	assert_false(exists("/run/famfs"));
+	assert_false(exists("/calls"));
+}
+
+/* /run/famfs is there but not writable: the instance's env cannot be. */
+static void unwritable_famfs_run_dir_is_said(void **state)
+{
+	char err[512], want[600];
+
+	(void)state;
+	sh("mkdir -m 0555 '%s/run/famfs'", R);
+	assert_int_equal(unit_mount_as_user(err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), "cannot write %s/run/famfs/", R);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, ".env.tmp: Permission denied"));
 	assert_false(exists("/calls"));
 }
 
@@ -202,7 +269,11 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_start_without_reason_points_at_the_unit,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_run_dir_is_said, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(unwritable_run_dir_is_said,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(unwritable_famfs_run_dir_is_said,
 						setup, teardown),
 	};
 

@@ -20,6 +20,8 @@
 #   VM_VERBOSE      copy the guest console to stderr after the run
 #   VM_NVDIMM       size of the guest's NVDIMM backing file (default 3G;
 #                   sparse: only what the guest writes takes host disk)
+#   VM_ALONE        1: each case in a guest of its own (a case must build
+#                   the state it needs, so that any case runs alone)
 #   VM_FULLTREE     1: the full-tree check even when not all cases run
 #                   (tests/vm-7.3 runs a subset and wants it)
 #   VM_EXTRA_CASES  a directory of more case files for the guest (e.g.
@@ -69,6 +71,36 @@ for c in $(echo "$cases" | tr ',' ' '); do
 	[ "$c" = all ] || [ "$c" = pair ] || [ -f "$here/cases/$c.sh" ] ||
 		{ [ -n "${VM_EXTRA_CASES:-}" ] && [ -f "$VM_EXTRA_CASES/$c.sh" ]; } ||
 		die "no case named '$c' (tests/vm/cases/*.sh, pair)"
+done
+
+# The plan comes from what was asked for, never from what ran: the
+# cases each guest is to run (in the guest's order, by name), and each
+# case file's "plan N" (or "plan 6.12=N 7.3=M", by kernel line).
+case_file() {
+	for d in "$here/cases" ${VM_EXTRA_CASES:-} "$here/pair"; do
+		[ -f "$d/$1.sh" ] && { echo "$d/$1.sh"; return 0; }
+	done
+	return 1
+}
+plan_of() { # CASE: its planned checks on this kernel line
+	awk -v line="$line" '/^plan / {
+		for (i = 2; i <= NF && $i !~ /^#/; i++) {
+			if ($i ~ /^[0-9]+$/) { print $i; exit }
+			if (index($i, line "=") == 1) { print substr($i, length(line) + 2); exit }
+		}
+		exit }' "$(case_file "$1")"
+}
+if [ "$cases" = all ] || echo ",$cases," | grep -q ',all,'; then
+	single=$(for f in "$here/cases/"*.sh ${VM_EXTRA_CASES:+"$VM_EXTRA_CASES"/*.sh}; do
+		basename "$f" .sh; done | sort -u | tr '\n' ',' | sed 's/,$//')
+else
+	single=$(echo "$cases" | tr ',' '\n' | grep -vx pair | sort -u | tr '\n' ',' | sed 's/,$//')
+fi
+for c in $(echo "$single" | tr ',' ' ') pair-a pair-b; do
+	n=$(plan_of "$c")
+	case $n in
+	'' | *[!0-9]*) die "case $c: no 'plan N' (or 'plan $line=N') line the host can read" ;;
+	esac
 done
 
 command -v qemu-system-x86_64 >/dev/null ||
@@ -143,7 +175,11 @@ fi
 # about a minute when the series or the kernel changed, else kept). Only
 # with all cases: a run of a few cases is someone working on those.
 : >"$w/fulltree.txt"
+ft_plan=0
 if [ "$cases" = all ] || [ "${VM_FULLTREE:-}" = 1 ]; then
+	# planned from the series, before the check runs
+	ft_plan=$("$top/dkms/full-tree-check.sh" --plan -k "$stock_kver") ||
+		die "full-tree-check.sh --plan failed"
 	t0=$(now)
 	"$here/full-tree.sh" "$stock_kver" >"$w/fulltree.txt" 2>"$w/fulltree.log" || {
 		tail -n 20 "$w/fulltree.log" >&2
@@ -162,6 +198,7 @@ o=$w/overlay
 mkdir -p "$o/tests/cases" "$o/lib/modules"
 cp "$here/guest/init" "$o/init"
 cp "$here/guest/lib.sh" "$here/guest/pair.sh" "$o/tests/"
+cp "$top/tests/lib/guest-verdict.sh" "$o/tests/"
 cp "$here/cases/"*.sh "$o/tests/cases/"
 mkdir -p "$o/tests/pair"
 cp "$here/pair/"*.sh "$o/tests/pair/"
@@ -237,20 +274,21 @@ boot() {
 	fi
 }
 
-# 4. Results. results NAME [LABEL]: print the guest's checks (names
+# 4. Results. results NAME CASES [LABEL]: print the guest's checks (names
 # prefixed with LABEL), add "the guest finished its plan" and "its kernel
-# log is clean", and count them into pass, fail and plan. The guest's plan
-# is the sum of its cases' plans ("1..N" at its end; if it never got
-# there, the "# plan CASE N" notes of the cases it began).
+# log is clean", and count them into pass, fail and plan. The plan is the
+# sum of the plans of CASES, read from their files (plan_of): a case that
+# never began, or stopped short of its plan, gets one "not ok" line for
+# each check it did not make, so the plan never shrinks to what ran.
 . "$top/tests/lib/guest-verdict.sh"
 trouble=
-[ -z "$debug" ] || trouble="possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: |UBSAN:|Call Trace:"
+[ -z "$debug" ] || trouble="possible circular locking|possible recursive locking|DEBUG_LOCKS_WARN_ON|INFO: "
 pass=0
 fail=0
 skip=0
 plan=0
 results() {
-	local name=$1 label=${2:-} p f gp ran why=
+	local name=$1 list=$2 label=${3:-} p f gp want=0 c n ran why=
 	tr -d '\r' <"$w/$name.results" >"$w/$name.txt"
 	p=$(grep -c '^ok ' "$w/$name.txt" || true)
 	f=$(grep -c '^not ok ' "$w/$name.txt" || true)
@@ -259,25 +297,41 @@ results() {
 	pass=$((pass + p))
 	fail=$((fail + f))
 	skip=$((skip + $(grep -c '^ok .*# SKIP' "$w/$name.txt" || true)))
-	ran=$((p + f))
-	gp=$(sed -nE 's/^1\.\.([0-9]+)$/\1/p' "$w/$name.txt" | tail -n 1)
-	[ -n "$gp" ] || gp=$(awk '/^# plan [^ ]+ [0-9]+$/ { n += $4 } END { print n + 0 }' "$w/$name.txt")
-	plan=$((plan + gp + 2))
+	for c in $(echo "$list" | tr ',' ' '); do
+		n=$(plan_of "$c")
+		want=$((want + n))
+		# the checks made between this case's "# case" note and the next
+		ran=$(awk -v c="$c" '/^# case / { cur = $3 }
+			/^(ok|not ok) / && cur == c { k++ } END { print k + 0 }' "$w/$name.txt")
+		gp=$(sed -nE "s/^# plan $c ([0-9]+)\$/\1/p" "$w/$name.txt" | tail -n 1)
+		if [ -n "$gp" ] && [ "$gp" != "$n" ]; then
+			why="${why:+$why; }case $c planned $gp checks in the guest, $n in its file"
+		fi
+		if ! grep -qx "# case $c" "$w/$name.txt"; then
+			why="${why:+$why; }case $c never began"
+		fi
+		while [ "$ran" -lt "$n" ]; do
+			ran=$((ran + 1))
+			fail=$((fail + 1))
+			echo "not ok - ${label}$c: planned check $ran of $n did not run"
+		done
+	done
+	plan=$((plan + want + 2))
 	if ! grep -q '^# done' "$w/$name.txt"; then
-		why="did not finish (qemu exit $(cat "$w/$name.rc"), timeout ${timeout_s}s)"
+		why="did not finish (qemu exit $(cat "$w/$name.rc"), timeout ${timeout_s}s)${why:+; $why}"
 		cat "$w/$name.qemu" >&2
 		tail -n 40 "$w/$name.console" >&2
 	elif grep -q '^# plan broken' "$w/$name.txt"; then
-		why="a case's checks differ from its plan"
-	elif [ "$ran" -ne "$gp" ]; then
-		why="planned $gp checks, ran $ran"
+		why="a case's checks differ from its plan${why:+; $why}"
+	elif [ $((p + f)) -ne "$want" ]; then
+		why="planned $want checks, ran $((p + f))${why:+; $why}"
 	fi
 	if [ -n "$why" ]; then
 		fail=$((fail + 1))
 		echo "not ok - ${label}guest finished its plan: $why"
 	else
 		pass=$((pass + 1))
-		echo "ok - ${label}guest finished its plan ($gp checks)"
+		echo "ok - ${label}guest finished its plan ($want checks)"
 	fi
 	# The host also checks the whole console for kernel trouble; on the
 	# debug kernel also for the reports of lockdep and the other checkers
@@ -288,7 +342,7 @@ results() {
 		echo "not ok - ${label}kernel log of the guest is clean"
 		head -n 20 "$w/$name.trouble" >&2
 		# The first reports on stdout too: they are the result.
-		grep -E 'BUG:|WARNING:|INFO: |possible|DEBUG_LOCKS|UBSAN:|Oops|panic' \
+		grep -E 'BUG:|WARNING:|INFO: |possible|DEBUG_LOCKS|UBSAN:|Oops|panic|Call Trace' \
 			"$w/$name.trouble" | head -n 5 | sed "s/^/# ${label}kernel: /" || true
 	else
 		pass=$((pass + 1))
@@ -297,23 +351,32 @@ results() {
 	[ -z "${VM_VERBOSE:-}" ] || cat "$w/$name.console" >&2
 }
 
-# The single guest runs every case but the pair; the pair runs when asked
-# for ("pair" in CASE, or all).
-single=$(echo ",$cases," | sed 's/,pair,/,/g; s/^,*//; s/,*$//')
+# The single guest runs every case but the pair ($single, from the
+# request above); the pair runs when asked for ("pair" in CASE, or all).
+# VM_ALONE=1 gives each case a fresh guest of its own.
 pair=
 case ",$cases," in *,all,*|*,pair,*) pair=1 ;; esac
-if [ -n "$single" ]; then
-	truncate -s "$nvsize" "$w/one.pmem"
+one() { # NAME CASES: one single guest, with its two NVDIMMs
+	truncate -s "$nvsize" "$w/$1.pmem"
 	nv2=
 	if [ -z "${VM_QEMU_ARGS:-}" ]; then
-		truncate -s 1024M "$w/one2.pmem"
-		nv2="-object memory-backend-file,id=pmem1,share=on,mem-path=$w/one2.pmem,size=1024M,align=2M -device nvdimm,memdev=pmem1,id=nvdimm1"
+		truncate -s 1024M "$w/$1-2.pmem"
+		nv2="-object memory-backend-file,id=pmem1,share=on,mem-path=$w/$1-2.pmem,size=1024M,align=2M -device nvdimm,memdev=pmem1,id=nvdimm1"
 	fi
 	t0=$(now)
 	# shellcheck disable=SC2086
-	boot one "$single" $nv2
-	log "guest ran $(since "$t0") s (qemu exit $(cat "$w/one.rc"))"
-	results one
+	boot "$1" "$2" $nv2
+	log "guest $1 ran $(since "$t0") s (qemu exit $(cat "$w/$1.rc"))"
+	rm -f "$w/$1.pmem" "$w/$1-2.pmem"
+}
+if [ -n "$single" ] && [ "${VM_ALONE:-}" = 1 ]; then
+	for c in $(echo "$single" | tr ',' ' '); do
+		one "$c" "$c"
+		results "$c" "$c" "$c alone: "
+	done
+elif [ -n "$single" ]; then
+	one one "$single"
+	results one "$single"
 fi
 # The pair: guests A and B share one NVDIMM backing file (both map the
 # same host pages: memory-backend-file share=on) and talk through a
@@ -331,16 +394,23 @@ if [ -n "$pair" ]; then
 	boot b pair-b $mbox &
 	wait
 	log "pair ran $(since "$t0") s (qemu exit $(cat "$w/a.rc") and $(cat "$w/b.rc"))"
-	results a "A: "
-	results b "B: "
+	results a pair-a "A: "
+	results b pair-b "B: "
 fi
 cat "$w/fulltree.txt"
 pass=$((pass + $(grep -c '^ok' "$w/fulltree.txt" || true)))
 fail=$((fail + $(grep -c '^not ok' "$w/fulltree.txt" || true)))
 skip=$((skip + $(grep -c '^ok.*# SKIP' "$w/fulltree.txt" || true)))
-# full-tree.sh's lines are planned as they come (dkms/full-tree-check.sh
-# prints one per patch and check); the ABI check below is one more.
-plan=$((plan + $(grep -c '^\(not \)\?ok' "$w/fulltree.txt" || true) + 1))
+# The full-tree check's plan came from the series (ft_plan): the checks
+# it did not make (a patch that did not apply stops the rest) fail here.
+ft_ran=$(grep -c '^\(not \)\?ok' "$w/fulltree.txt" || true)
+while [ "$ft_ran" -lt "$ft_plan" ]; do
+	ft_ran=$((ft_ran + 1))
+	fail=$((fail + 1))
+	echo "not ok - full-tree check $ft_ran of $ft_plan did not run"
+done
+# the ABI check below is one more
+plan=$((plan + ft_plan + 1))
 case $core_ok in
 1) pass=$((pass + 1)) plan=$((plan + 1))
 	echo "ok - fs/fuse/famfs.c of the $line series is the 6.12 one (dkms/core-diff.sh)" ;;

@@ -13,7 +13,10 @@ case $(uname -r) in
 *) drv=fsdev_dax raw=0 FMAP_BIT=44 ;;
 esac
 export drv FMAP_BIT
-plan $((22 + raw))
+# 26 checks; on 7.3 four of them (famfs_dax's own) are skipped as
+# impossible there, and said so.
+plan 26
+NO_FAMFS_DAX="impossible: on $(uname -r) the kernel's fsdev_dax serves famfs; famfs_dax, its raw node and famfs_health are 6.12's"
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
@@ -70,6 +73,8 @@ t "private writable mapping: EINVAL" sh -c '
 t "private read-only mapping works" sh -c '
 	minifuse -F /mnt/f || exit 1
 	fvt expect 0 mmap-private-read /mnt/f/hello; r=$?; umount /mnt/f; exit $r'
+[ $raw = 4 ] ||
+	skip "raw device: private writable mapping EINVAL, read-only works" "$NO_FAMFS_DAX"
 [ $raw = 0 ] ||
 	t "raw device: private writable mapping EINVAL, read-only works" sh -c '
 		fvt expect EINVAL mmap-private-write /dev/dax0.0 &&
@@ -229,6 +234,9 @@ if [ $raw = 4 ]; then
 		m=$(stat -c %a /sys/bus/dax/devices/dax0.0/famfs_health); echo "mode $m"; [ "$m" = 600 ]'
 	t "module unloads" unload famfs_fuse
 else
+	skip "famfs_dax refuses dax1.0 while its node is open under device_dax" "$NO_FAMFS_DAX"
+	skip "famfs_dax takes dax1.0 once the node is closed" "$NO_FAMFS_DAX"
+	skip "famfs_health is for root only (0600)" "$NO_FAMFS_DAX"
 	t "module unloads, dax1.0 back on device_dax" sh -c '
 		. /tests/lib.sh; famfs_bind dax1.0 device_dax && unload famfs_fuse'
 fi

@@ -8,6 +8,8 @@ export FAMFS_FUSED=/usr/bin/famfs-fused
 
 
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
+# The famfs 60-famfs made, or one made here when this case runs alone.
+famfs_of_60 $M >/dev/console 2>&1
 t "mount.famfs again (the famfs persists)" mount.famfs /dev/dax0.0 $M -o fallback=no
 t "files are still there" famfs verify -S 13 $M/il2
 pid=$(kv pid $S)

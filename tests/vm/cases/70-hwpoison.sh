@@ -10,6 +10,8 @@ L=/tmp/fused-hwpoison.log
 export FAMFS_FUSED=/usr/bin/famfs-fused
 
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
+# The famfs of the cases before, or one made here when this case runs alone.
+famfs_of_60 $M >/dev/console 2>&1
 t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L
 t "famfs creat a file to poison" famfs creat -s 8m -r -S 41 $M/poison
 t "files readable before the error" sh -c "famfs verify -S 41 $M/poison && famfs verify -S 13 $M/il2"

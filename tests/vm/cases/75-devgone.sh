@@ -19,6 +19,9 @@ case $(uname -r) in
 esac
 
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
+# The famfs the earlier cases made, or a new one when this case runs alone.
+mkdir -p $M
+famfs fsck /dev/dax0.0 >/dev/console 2>&1 || mkfs.famfs -f /dev/dax0.0 >/dev/console 2>&1
 t "mount.famfs" mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L
 t "a file to lose" sh -c "famfs creat -s 8m -r -S 75 $M/gone && famfs verify -S 75 $M/gone"
 pid=$(kv pid $S)

@@ -240,7 +240,10 @@ static void reader(const char *mnt, const char *held)
 	_exit(0);
 }
 
-/* famfs creat -s 2m -r -S SEED PATH; 0 when it worked. */
+/*
+ * famfs creat -s 2m -r -S SEED PATH; 0 when it worked. A creat that hangs
+ * is killed after 60 s (SIGALRM) and fails like any other.
+ */
 static int famfs_creat(const char *path, int seed)
 {
 	char s[16];
@@ -253,6 +256,7 @@ static int famfs_creat(const char *path, int seed)
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, STDOUT_FILENO);
+		alarm(60);
 		execlp("famfs", "famfs", "creat", "-s", "2m", "-r", "-S", s,
 		       path, (char *)NULL);
 		_exit(127);
@@ -402,6 +406,12 @@ int main(int argc, char **argv)
 	printf("stop_exit=%d store_left=%d mounted_after_stop=%d\n",
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1, nstore,
 	       mount_id(argv[1]) >= 0);
+	/* The load really ran: files were made and operations done. */
+	if (sh->newest < 0 || sh->nops <= 0) {
+		fprintf(stderr, "fdsd: no load: %d files made, %ld operations\n",
+			sh->newest + 1, sh->nops);
+		rc = 1;
+	}
 	if (sh->failures || !same || nstore || mount_id(argv[1]) >= 0 ||
 	    !WIFEXITED(status) || WEXITSTATUS(status))
 		rc = 1;

@@ -35,12 +35,29 @@ t() {
 	return $rc
 }
 
-# plan N: the case being run makes N checks (its first statement);
+# plan N, or plan LINE=N ...: the case being run makes N checks (on the
+# kernel line LINE: 6.12, 7.3); its first statement, with numbers written
+# out, for the host reads the plan from the file (tests/vm/run.sh).
 # case_end compares, so a check lost to control flow fails the case.
 plan() {
-	T_PLAN=$1
-	T_PLANNED=$((T_PLANNED + $1))
-	note "plan $T_CASE $1"
+	local a n=
+	for a; do
+		case $a in
+		*=*) case $(uname -r) in "${a%%=*}".*) n=${a#*=} ;; esac ;;
+		*) n=$a ;;
+		esac
+	done
+	T_PLAN=${n:-0}
+	T_PLANNED=$((T_PLANNED + T_PLAN))
+	note "plan $T_CASE $T_PLAN"
+}
+
+# skip NAME REASON: a check this kernel cannot make, counted in the plan
+# and reported as skipped ("impossible: ..." where no kernel of this line
+# could make it; tests/README.md).
+skip() {
+	T_N=$((T_N + 1))
+	report "ok $T_N - $1 # SKIP $2"
 }
 
 # case_begin NAME / case_end: around each sourced case file (init).
@@ -100,9 +117,16 @@ unload() {
 	famfs_idle && rmmod "$1"
 }
 
-# dmesg_clean: no oops, BUG, WARNING or KASAN report in the kernel log.
+# The hosts' verdicts on a guest (tests/lib/guest-verdict.sh), shipped in
+# by run.sh: its list of kernel trouble is the one dmesg_clean uses.
+. "${FAMFS_VERDICT:-/tests/guest-verdict.sh}"
+
+# dmesg_clean: the kernel log reports no trouble (KERNEL_TROUBLE: oops,
+# BUG, WARNING, panic, KASAN, UBSAN, ...); the lines found are printed.
 dmesg_clean() {
-	! dmesg | grep -E 'Oops|BUG:|WARNING:|KASAN|general protection|Call Trace'
+	dmesg >/tmp/dmesg.txt
+	! kernel_trouble /tmp/dmesg.txt /tmp/dmesg.trouble ||
+		{ cat /tmp/dmesg.trouble; return 1; }
 }
 
 finish() {
@@ -110,6 +134,42 @@ finish() {
 	report "# done $T_N"
 	sync
 	poweroff -f
+}
+
+# dax_ready: the NVDIMM's namespace0.0 in devdax mode, /dev/dax0.0 there
+# (what 20-devdax checks; init makes it so before every later case, so
+# that each case runs alone too). Nothing is changed when it is there.
+dax_ready() {
+	[ -e /sys/bus/dax/devices/dax0.0 ] && return 0
+	wait_for /sys/bus/nd/devices/region0 10 || return 1
+	ndctl create-namespace -f -e namespace0.0 --mode=devdax --align=2M ||
+		ndctl create-namespace -r region0 --mode=devdax --align=2M ||
+		return 1
+	wait_for /dev/dax0.0 10
+}
+
+# famfs_of_60 MNT: the famfs on dax0.0 holds 60-famfs's interleaved files
+# il4 (seed 12) and il2 (seed 13), as 60 made them, and is left unmounted:
+# for the cases that use the famfs the cases before them made. When they
+# are not there (the case runs alone) they are made, and a famfs too if
+# there is none; a famfs that is there is never remade. Needs famfs_load.
+famfs_of_60() {
+	local spec
+	mkdir -p "$1"
+	if ! mount.famfs /dev/dax0.0 "$1" -o fallback=no; then
+		echo "famfs_of_60: no famfs on dax0.0; making one"
+		mkfs.famfs -f /dev/dax0.0 >/dev/null &&
+			mount.famfs /dev/dax0.0 "$1" -o fallback=no || return 1
+	fi
+	for spec in "il4 12 -N 4 -B 8 -C 2m -s 37m" "il2 13 -N 2 -B 4 -C 4m -s 20m"; do
+		set -- "$1" $spec
+		famfs verify -S "$3" "$1/$2" >/dev/null 2>&1 && continue
+		echo "famfs_of_60: making $2"
+		# shellcheck disable=SC2046 # the layout options, split
+		famfs creat $(echo "$spec" | cut -d' ' -f3-) -r -S "$3" "$1/$2" ||
+			{ umount "$1"; return 1; }
+	done
+	umount "$1"
 }
 
 # famfs_load: famfs_fuse.ko loaded and dax0.0 ready for famfs. On 6.12
