@@ -13,7 +13,7 @@ case $(uname -r) in
 *) drv=fsdev_dax raw=0 FMAP_BIT=44 ;;
 esac
 export drv FMAP_BIT
-plan $((22 + raw))
+plan $((23 + raw))
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
@@ -200,13 +200,46 @@ t "unbinding a device waits while a page of it is pinned" sh -c '
 	fvt pinpage /mnt/f/hello /tmp/pin-r /tmp/pin-g >/tmp/pin.out 2>&1 &
 	p=$!
 	wait_for /tmp/pin-r 20 || { cat /tmp/pin.out; umount /mnt/f; exit 1; }
+	a=$(fvt now); echo dax0.0 >/sys/bus/dax/drivers/$drv/unbind &
+	u=$!
+	sleeps_in $u famfs_daxdev_wait_unpinned 20; blocked=$?
+	# drained 2 s after the unbind was seen waiting
+	sleep 2; touch /tmp/pin-g; wait $p; pr=$?; wait $u; ur=$?
+	report "# measure: unbind of dax0.0 with a page pinned in a pipe, drained 2 s after the unbind was seen waiting: $(awk -v a=$a -v b=$(fvt now) "BEGIN { printf \"%.3f\", b - a }") s"
+	cat /tmp/pin.out; umount /mnt/f; m=$?
+	echo "unbind asleep in the wait: $blocked (0: yes), pin $pr, unbind $ur, umount $m"
+	famfs_bind dax0.0 $drv && [ $blocked = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
+# The same wait while the user still maps the file: uid 65534 keeps its
+# mapping of hello, pins its first page in a pipe, and faults another page
+# once the unbind waits. The unbind must not wait holding the file's
+# invalidate lock, which the fault takes (before the fix both stayed in D
+# for good, even after SIGKILL: the unbind in famfs_daxdev_wait_unpinned,
+# the fault in famfs_fault). Now the fault gets SIGBUS at once (the device
+# is going), the unbind waits on until the pipe is drained, then finishes.
+t "a fault while an unbind waits for a pinned page ends, then the unbind" sh -c '
+	. /tests/lib.sh; rm -rf /tmp/pf; mkdir -m 777 /tmp/pf
+	minifuse -F -a /mnt/f || exit 1
+	userns 65534 - - fvt pinfault /mnt/f/hello /tmp/pf/r /tmp/pf/g /tmp/pf/d \
+		/tmp/pf/x >/tmp/pf.out 2>&1 &
+	p=$!
+	wait_for /tmp/pf/r 20 || { cat /tmp/pf.out; umount /mnt/f; exit 1; }
 	echo dax0.0 >/sys/bus/dax/drivers/$drv/unbind &
 	u=$!
-	sleep 3; kill -0 $u 2>/dev/null; blocked=$?
-	touch /tmp/pin-g; wait $p; pr=$?; wait $u; ur=$?
-	cat /tmp/pin.out; umount /mnt/f; m=$?
-	echo "unbind still waiting after 3 s: $blocked (0: yes), pin $pr, unbind $ur, umount $m"
-	famfs_bind dax0.0 $drv && [ $blocked = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
+	sleeps_in $u famfs_daxdev_wait_unpinned 20; w=$?
+	touch /tmp/pf/g
+	if ! wait_for /tmp/pf/d 10; then
+		echo "the fault does not end:"; task_where $(cat /tmp/pf/r)
+		task_where $u; kill -9 $(cat /tmp/pf/r); sleep 5
+		echo "5 s after SIGKILL:"; task_where $(cat /tmp/pf/r); task_where $u
+		exit 1
+	fi
+	kill -0 $u 2>/dev/null; still=$?
+	touch /tmp/pf/x; wait $p; pr=$?; wait $u; ur=$?
+	cat /tmp/pf.out; umount /mnt/f; m=$?
+	echo "unbind asleep in the wait: $w, fault: $(cat /tmp/pf/d)," \
+		"unbind still waiting after it: $still (0: yes), drain $pr, unbind $ur, umount $m"
+	famfs_bind dax0.0 $drv && [ $w = 0 ] && [ "$(cat /tmp/pf/d)" = sigbus ] &&
+	[ $still = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
 # famfs_dax's own checks (6.12). On 7.3 dax1.0 goes back to device_dax,
 # where ndctl made it.
 if [ $raw = 4 ]; then
