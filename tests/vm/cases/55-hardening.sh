@@ -13,9 +13,9 @@ case $(uname -r) in
 *) drv=fsdev_dax raw=0 FMAP_BIT=44 ;;
 esac
 export drv FMAP_BIT
-# 26 checks; on 7.3 four of them (famfs_dax's own) are skipped as
+# 27 checks; on 7.3 four of them (famfs_dax's own) are skipped as
 # impossible there, and said so.
-plan 26
+plan 27
 NO_FAMFS_DAX="impossible: on $(uname -r) the kernel's fsdev_dax serves famfs; famfs_dax, its raw node and famfs_health are 6.12's"
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
@@ -205,13 +205,46 @@ t "unbinding a device waits while a page of it is pinned" sh -c '
 	fvt pinpage /mnt/f/hello /tmp/pin-r /tmp/pin-g >/tmp/pin.out 2>&1 &
 	p=$!
 	wait_for /tmp/pin-r 20 || { cat /tmp/pin.out; umount /mnt/f; exit 1; }
+	a=$(fvt now); echo dax0.0 >/sys/bus/dax/drivers/$drv/unbind &
+	u=$!
+	sleeps_in $u famfs_daxdev_wait_unpinned 20; blocked=$?
+	# drained 2 s after the unbind was seen waiting
+	sleep 2; touch /tmp/pin-g; wait $p; pr=$?; wait $u; ur=$?
+	report "# measure: unbind of dax0.0 with a page pinned in a pipe, drained 2 s after the unbind was seen waiting: $(awk -v a=$a -v b=$(fvt now) "BEGIN { printf \"%.3f\", b - a }") s"
+	cat /tmp/pin.out; umount /mnt/f; m=$?
+	echo "unbind asleep in the wait: $blocked (0: yes), pin $pr, unbind $ur, umount $m"
+	famfs_bind dax0.0 $drv && [ $blocked = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
+# The same wait while the user still maps the file: uid 65534 keeps its
+# mapping of hello, pins its first page in a pipe, and faults another page
+# once the unbind waits. The unbind must not wait holding the file's
+# invalidate lock, which the fault takes (before the fix both stayed in D
+# for good, even after SIGKILL: the unbind in famfs_daxdev_wait_unpinned,
+# the fault in famfs_fault). Now the fault gets SIGBUS at once (the device
+# is going), the unbind waits on until the pipe is drained, then finishes.
+t "a fault while an unbind waits for a pinned page ends, then the unbind" sh -c '
+	. /tests/lib.sh; rm -rf /tmp/pf; mkdir -m 777 /tmp/pf
+	minifuse -F -a /mnt/f || exit 1
+	userns 65534 - - fvt pinfault /mnt/f/hello /tmp/pf/r /tmp/pf/g /tmp/pf/d \
+		/tmp/pf/x >/tmp/pf.out 2>&1 &
+	p=$!
+	wait_for /tmp/pf/r 20 || { cat /tmp/pf.out; umount /mnt/f; exit 1; }
 	echo dax0.0 >/sys/bus/dax/drivers/$drv/unbind &
 	u=$!
-	sleep 3; kill -0 $u 2>/dev/null; blocked=$?
-	touch /tmp/pin-g; wait $p; pr=$?; wait $u; ur=$?
-	cat /tmp/pin.out; umount /mnt/f; m=$?
-	echo "unbind still waiting after 3 s: $blocked (0: yes), pin $pr, unbind $ur, umount $m"
-	famfs_bind dax0.0 $drv && [ $blocked = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
+	sleeps_in $u famfs_daxdev_wait_unpinned 20; w=$?
+	touch /tmp/pf/g
+	if ! wait_for /tmp/pf/d 10; then
+		echo "the fault does not end:"; task_where $(cat /tmp/pf/r)
+		task_where $u; kill -9 $(cat /tmp/pf/r); sleep 5
+		echo "5 s after SIGKILL:"; task_where $(cat /tmp/pf/r); task_where $u
+		exit 1
+	fi
+	kill -0 $u 2>/dev/null; still=$?
+	touch /tmp/pf/x; wait $p; pr=$?; wait $u; ur=$?
+	cat /tmp/pf.out; umount /mnt/f; m=$?
+	echo "unbind asleep in the wait: $w, fault: $(cat /tmp/pf/d)," \
+		"unbind still waiting after it: $still (0: yes), drain $pr, unbind $ur, umount $m"
+	famfs_bind dax0.0 $drv && [ $w = 0 ] && [ "$(cat /tmp/pf/d)" = sigbus ] &&
+	[ $still = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
 # famfs_dax's own checks (6.12). On 7.3 dax1.0 goes back to device_dax,
 # where ndctl made it.
 if [ $raw = 4 ]; then
@@ -238,6 +271,9 @@ else
 	skip "famfs_dax takes dax1.0 once the node is closed" "$NO_FAMFS_DAX"
 	skip "famfs_health is for root only (0600)" "$NO_FAMFS_DAX"
 	t "module unloads, dax1.0 back on device_dax" sh -c '
-		. /tests/lib.sh; famfs_bind dax1.0 device_dax && unload famfs_fuse'
+		. /tests/lib.sh; a=$(fvt now)
+		echo dax1.0 >/sys/bus/dax/drivers/fsdev_dax/unbind || exit 1
+		report "# measure: unbinding fsdev_dax from dax1.0 ($(cat /sys/bus/dax/devices/dax1.0/size) bytes, idle): $(awk -v a=$a -v b=$(fvt now) "BEGIN { printf \"%.3f\", b - a }") s"
+		famfs_bind dax1.0 device_dax && unload famfs_fuse'
 fi
 t "kernel log clean after hardening tests" dmesg_clean

@@ -32,6 +32,13 @@
  *                                  pipe (the pipe holds a page reference),
  *                                  unmap and close FILE, create READY, wait
  *                                  for GO to exist, then drain the pipe
+ *   fvt pinfault FILE READY GO DONE DRAIN
+ *                                  map FILE (at least 2 MiB), touch its first
+ *                                  page, vmsplice that page into a pipe,
+ *                                  write our pid to READY, wait for GO, touch
+ *                                  offset 1 MiB (not faulted in yet), write
+ *                                  "sigbus" or "mapped" to DONE, wait for
+ *                                  DRAIN, then drain the pipe
  *   fvt bench FILE DEV DEVOFF SIZE PASSES
  *                                  famfs mmap vs raw device mmap, A/B passes
  *   fvt now                        CLOCK_MONOTONIC in seconds (for scripts)
@@ -637,6 +644,54 @@ static int pinpage(const char *file, const char *ready, const char *go)
 	return n == 4096 ? 0 : 1;
 }
 
+static void waitfor(const char *path)
+{
+	while (access(path, F_OK))
+		usleep(100000);
+}
+
+static void put(const char *path, const char *text)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path))
+		die("cannot write %s", path);
+}
+
+static int pinfault(const char *file, const char *ready, const char *go,
+		    const char *done, const char *drain)
+{
+	int fd = openf(file, O_RDONLY), pfd[2];
+	volatile char *p = mapf(fd, 2 << 20, PROT_READ, 0);
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = 4096 };
+	char buf[4096];
+	ssize_t n;
+
+	(void)p[0];
+	if (pipe(pfd) || fcntl(pfd[0], F_SETPIPE_SZ, 65536) < 0 ||
+	    vmsplice(pfd[1], &iov, 1, 0) != 4096) {
+		perror("fvt: vmsplice");
+		return 1;
+	}
+	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	put(ready, buf);
+	waitfor(go);
+	signal(SIGBUS, on_bus);
+	if (sigsetjmp(jb, 1)) {
+		put(done, "sigbus\n");
+	} else {
+		(void)p[1 << 20];
+		put(done, "mapped\n");
+	}
+	waitfor(drain);
+	n = read(pfd[0], buf, sizeof(buf));
+	printf("pinfault %s: drained %zd bytes\n", file, n);
+	return n == 4096 ? 0 : 1;
+}
+
 /* ---- two hosts ---- */
 
 static void create(const char *path)
@@ -952,6 +1007,8 @@ int main(int argc, char **argv)
 		return hwpoison(argv[2], num(argv[3]));
 	if (!strcmp(c, "holdmap") && argc == 5)
 		return holdmap(argv[2], argv[3], argv[4]);
+	if (!strcmp(c, "pinfault") && argc == 7)
+		return pinfault(argv[2], argv[3], argv[4], argv[5], argv[6]);
 	if (!strcmp(c, "pinpage") && argc == 5)
 		return pinpage(argv[2], argv[3], argv[4]);
 	if (!strcmp(c, "now") && argc == 2)

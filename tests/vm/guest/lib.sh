@@ -266,3 +266,28 @@ fmap_spec() {
 			else s = s (n++ ? "," : "") "s:" off ":" len }
 		END { if (il) print "i:" chunk ":" s; else print s }'
 }
+
+# task_where PID: the task's state, wchan and kernel stack, on one line
+task_where() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d" " -f1)
+	echo "pid $1 state ${st:-gone} wchan $(cat "/proc/$1/wchan" 2>/dev/null)" \
+		"stack $(tr -s ' \n' ' ' <"/proc/$1/stack" 2>/dev/null)"
+}
+
+# sleeps_in PID FUNC SECS: wait up to SECS for task PID to sleep in the
+# kernel (state D) with FUNC in its wchan or kernel stack (seen from the
+# kernel, not inferred from time)
+sleeps_in() {
+	local i=0 n=$((${3:-10} * SLOW * 10)) w
+	while [ $i -lt $n ]; do
+		w=$(task_where "$1")
+		case $w in
+		*" state D "*"$2"*) echo "$w"; return 0 ;;
+		esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "not asleep in $2: $w"
+	return 1
+}
