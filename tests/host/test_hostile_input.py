@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Hostile input, round 2: names that mean one thing to a printer and
+another to open(2), a shadow tree in a directory a user controls, logs
+and configuration crafted to inject lines, options or bytes, and a
+forged fd store. Each test is the attack, made as the attacker would
+(an unprivileged user, uid 65534, where the item is about one)."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import zlib
+
+import pytest
+
+import famfs_host as fh
+
+NOBODY = 65534
+
+
+def as_user(cmd, env=None, **kw):
+    return fh.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                   "--clear-groups"] + cmd, env=env, **kw)
+
+
+def run_bytes(cmd, env, timeout=60):
+    """@cmd may hold bytes arguments; output stays bytes."""
+    return subprocess.run(cmd, env=env, capture_output=True,
+                          timeout=timeout)
+
+
+def forge_name(dev, index, old, new):
+    """Rename log entry @index from @old to @new (bytes of equal length,
+    control characters allowed: the CLI refuses them, a forger does not)
+    and give the entry a valid CRC again."""
+    assert len(old) == len(new)
+    off = fh.LOG_OFFSET + fh.LOG_HDR + index * fh.ENTRY
+    with open(dev, "r+b") as f:
+        f.seek(off)
+        e = bytearray(f.read(fh.ENTRY))
+        at = e.find(old + b"\0")
+        assert at > 0, "entry %d holds no name %r" % (index, old)
+        e[at:at + len(old)] = new
+        struct.pack_into("<Q", e, 536, zlib.crc32(bytes(e[:536])))
+        f.seek(off)
+        f.write(e)
+
+
+@pytest.fixture
+def world(tools):
+    """A directory every user can reach, owned by the unprivileged user."""
+    d = tempfile.mkdtemp(prefix="famfs-hostile-", dir="/tmp")
+    os.chmod(d, 0o755)
+    os.chown(d, NOBODY, NOBODY)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+# ---- names: escaping is for printing, open(2) gets the real name --------
+
+# Each name, and the name its display form (famfs_escape) would be if it
+# were taken for a path: a file by that name is made first, as a decoy
+# that must never be written.
+NAMES = [
+    (b"a\\b", b"a\\\\b"),
+    (b"q\"u'ote", None),
+    (b"sp ace s", None),
+    ("\u00fc\u00f1\u00ee-\u540d".encode(), None),
+]
+
+
+def _mount_file(mnt, name):
+    return os.path.join(mnt.encode(), name)
+
+
+def test_escaped_names_are_opened_by_their_real_name(mnt, master, tmp_path):
+    src = str(tmp_path / "src")
+    with open(src, "wb") as f:
+        f.write(os.urandom(2 * fh.MiB))
+    famfs = fh.FAMFS.encode()
+    for i, (name, decoy) in enumerate(NAMES):
+        if decoy:
+            p = run_bytes([famfs, "creat", "-s", "2m", "-r", "-S", b"99",
+                           _mount_file(mnt.mnt, decoy)], master.env)
+            assert p.returncode == 0, p.stderr
+        path = _mount_file(mnt.mnt, name)
+        seed = str(i + 1).encode()
+        # creat -r writes the pattern through the mount: into the real name
+        p = run_bytes([famfs, "creat", "-s", "2m", "-r", "-S", seed, path],
+                      master.env)
+        assert p.returncode == 0, p.stderr
+        p = run_bytes([famfs, "verify", "-S", seed, "-f", path], master.env)
+        assert p.returncode == 0, p.stderr
+        if decoy:
+            p = run_bytes([famfs, "verify", "-S", b"99", "-f",
+                           _mount_file(mnt.mnt, decoy)], master.env)
+            assert p.returncode == 0, (name, p.stderr)
+        # cp over the existing file of the same size: its bytes change,
+        # and nothing else's
+        p = run_bytes([famfs, "cp", src.encode(), path], master.env)
+        assert p.returncode == 0, p.stderr
+        with open(path, "rb") as f, open(src, "rb") as g:
+            assert f.read() == g.read(), name
+        if decoy:
+            p = run_bytes([famfs, "verify", "-S", b"99", "-f",
+                           _mount_file(mnt.mnt, decoy)], master.env)
+            assert p.returncode == 0, (name, p.stderr)
+        p = run_bytes([famfs, "getmap", "-q", path], master.env)
+        assert p.returncode == 0, p.stderr
+        d = _mount_file(mnt.mnt, b"d-" + name)
+        p = run_bytes([famfs, "mkdir", d], master.env)
+        assert p.returncode == 0, p.stderr
+        assert os.path.isdir(d)
+        p = run_bytes([famfs, "cp", src.encode(), d], master.env)
+        assert p.returncode == 0, p.stderr
+        assert os.path.getsize(os.path.join(d, b"src")) == 2 * fh.MiB
+
+
+def test_newline_name_from_a_forged_log_is_opened_by_its_real_name(
+        tmp_path, master, device, mounts):
+    # the CLI refuses control characters in new names; a forged log has them
+    famfs = fh.FAMFS.encode()
+    for name, seed in ((b"nlXx", b"5"), (b"nl\\nx", b"6")):
+        p = run_bytes([famfs, "creat", "-D", device.encode(), "-s", "2m",
+                       "-r", "-S", seed, name], master.env)
+        assert p.returncode == 0, p.stderr
+    forge_name(device, 0, b"nlXx", b"nl\nx")
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    real = _mount_file(m.mnt, b"nl\nx")
+    p = run_bytes([famfs, "verify", "-S", b"5", "-f", real], master.env)
+    assert p.returncode == 0, p.stderr
+    src = str(tmp_path / "src")
+    with open(src, "wb") as f:
+        f.write(b"\xa5" * 2 * fh.MiB)
+    p = run_bytes([famfs, "cp", src.encode(), real], master.env)
+    assert p.returncode == 0, p.stderr
+    with open(real, "rb") as f:
+        assert f.read() == b"\xa5" * 2 * fh.MiB
+    # the decoy, what the escaped name would open, is untouched
+    p = run_bytes([famfs, "verify", "-S", b"6", "-f",
+                   _mount_file(m.mnt, b"nl\\nx")], master.env)
+    assert p.returncode == 0, p.stderr
+    # the message names it escaped: no raw newline reaches the terminal
+    p = run_bytes([famfs, "verify", "-S", b"7", "-f", real], master.env)
+    assert p.returncode == 1
+    assert b"nl\\nx: mismatch" in p.stderr, p.stderr
