@@ -336,8 +336,15 @@ static void pick_device(struct fused *fs, struct opts *o, const char *arg)
 	if (o->source) {
 		if (!realpath(o->source, path))
 			die("source %s: %s", o->source, strerror(errno));
-		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* root's socket goes there: nobody else may swap it */
+			int fd = famfs_private_dir_open(path, "shadow directory");
+
+			if (fd < 0)
+				die("%s", famfs_errmsg());
+			close(fd);
 			snprintf(fs->shadow, sizeof(fs->shadow), "%s", path);
+		}
 		else if (o->daxdev || arg)
 			die("source %s is no directory, and the device is given already",
 			    o->source);

@@ -273,11 +273,19 @@ static int make_shadow(struct fused *fs)
 {
 	const char *run = getenv("FAMFS_RUN_DIR");
 	char dir[PATH_MAX];
+	int fd;
 
 	if (!run || !*run)
 		run = "/run/famfs";
 	if (mkdir(run, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	/* Where we remove and make what others trust: root's alone. */
+	fd = famfs_private_dir_open(run, "socket directory");
+	if (fd < 0) {
+		fused_log(L_WARN, "%s", famfs_errmsg());
+		return fd;
+	}
+	close(fd);
 	sweep_stale(run);
 	snprintf(dir, sizeof(dir), "%s/shadow-XXXXXX", run);
 	if (!mkdtemp(dir))

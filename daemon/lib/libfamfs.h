@@ -494,7 +494,10 @@ struct famfs_shadow_stats {
 
 /* Write file entry @fe as upstream's shadow YAML. */
 int famfs_shadow_emit(const struct famfs_omf_file *fe, FILE *f);
-/* Read a shadow YAML back into @fe. */
+/*
+ * Read a shadow YAML back into @fe. Bounded: more than 64 KiB is -EFBIG,
+ * nesting deeper than 16 levels -EINVAL (ours: 6).
+ */
 int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe);
 /*
  * Play the log of @dev into the shadow tree under @dir (@dryrun: write
@@ -503,6 +506,22 @@ int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe);
  */
 int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 		      bool test, struct famfs_shadow_stats *st);
+
+/* ---- directories root builds in (shadow trees, sockets) ----------------- */
+
+/*
+ * Open directory @path (@what names it in messages: "shadow directory")
+ * for root to build in: it and every directory on the way to it,
+ * reopened from / without following symbolic links, must be owned by
+ * root or by the caller; it must not be writable by its group or others,
+ * nor may the ones on the way unless they are sticky (/tmp). Returns the
+ * open directory's fd, or -errno with famfs_errmsg() saying which
+ * directory failed and why.
+ */
+int famfs_private_dir_open(const char *path, const char *what);
+/* The check of one open directory @fd (@last: the one built in). */
+int famfs_private_dir_check(int fd, const char *what, const char *path,
+			    bool last);
 
 /* ---- small helpers shared by the tools ----------------------------------- */
 

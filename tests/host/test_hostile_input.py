@@ -10,6 +10,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
 import zlib
 
 import pytest
@@ -49,10 +50,9 @@ def forge_name(dev, index, old, new):
 
 @pytest.fixture
 def world(tools):
-    """A directory every user can reach, owned by the unprivileged user."""
+    """A directory like /tmp: root's, sticky, everyone may add to it."""
     d = tempfile.mkdtemp(prefix="famfs-hostile-", dir="/tmp")
-    os.chmod(d, 0o755)
-    os.chown(d, NOBODY, NOBODY)
+    os.chmod(d, 0o1777)
     yield d
     shutil.rmtree(d, ignore_errors=True)
 
@@ -148,3 +148,130 @@ def test_newline_name_from_a_forged_log_is_opened_by_its_real_name(
     p = run_bytes([famfs, "verify", "-S", b"7", "-f", real], master.env)
     assert p.returncode == 1
     assert b"nl\\nx: mismatch" in p.stderr, p.stderr
+
+
+# ---- the shadow tree: root builds it, nobody else steers where -----------
+
+@pytest.fixture
+def protected(tools):
+    """A root-only directory an attacker wants root to write into."""
+    d = tempfile.mkdtemp(prefix="famfs-protected-", dir="/tmp")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _shadow(master, img, shadow, *more):
+    return master.famfs("logplay", "--shadow", shadow, "--daxdev", img,
+                        *more, check=False)
+
+
+def test_shadow_dir_a_user_owns_is_refused(world, master, protected):
+    img = os.path.join(world, "root.img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    master.famfs("mkdir", "-D", img, "-u", str(NOBODY), ".ssh")
+    shadow = os.path.join(world, "shadow")
+    as_user(["mkdir", "-m", "0755", shadow])
+    as_user(["ln", "-s", protected, os.path.join(shadow, "root")])
+    p = _shadow(master, img, shadow)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "is owned by uid %d" % NOBODY in p.stderr, p.stderr
+    assert os.listdir(protected) == []
+    # a root directory that others may write is refused too
+    os.chown(shadow, 0, 0)
+    os.unlink(os.path.join(shadow, "root"))
+    os.chmod(shadow, 0o777)
+    p = _shadow(master, img, shadow)
+    assert p.returncode == 1
+    assert "writable by others (mode 0777)" in p.stderr, p.stderr
+    os.chmod(shadow, 0o755)
+    # DIR/root made a link by whoever: never followed
+    os.symlink(protected, os.path.join(shadow, "root"))
+    p = _shadow(master, img, shadow)
+    assert p.returncode == 1
+    assert "a symbolic link is never followed" in p.stderr, p.stderr
+    assert os.listdir(protected) == []
+    os.unlink(os.path.join(shadow, "root"))
+    p = _shadow(master, img, shadow)
+    assert p.returncode == 0, p.stderr
+    st = os.stat(os.path.join(shadow, "root", ".ssh"))
+    assert st.st_uid == NOBODY
+
+
+def test_shadow_tree_never_follows_a_users_link(world, master, protected):
+    """The log gives directory u to the user, who puts a link in it where
+    the log's next entries go: they must not land in the link's target."""
+    img = os.path.join(world, "root.img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    master.famfs("mkdir", "-D", img, "-u", str(NOBODY), "-m", "0755", "u")
+    shadow = os.path.join(world, "shadow")
+    os.mkdir(shadow, 0o755)
+    p = _shadow(master, img, shadow)
+    assert p.returncode == 0, p.stderr
+    u = os.path.join(shadow, "root", "u")
+    assert os.stat(u).st_uid == NOBODY
+    as_user(["ln", "-s", protected, os.path.join(u, "x")])
+    master.famfs("mkdir", "-D", img, "u/x")
+    master.famfs("mkdir", "-D", img, "-u", str(NOBODY), "u/x/sub")
+    master.famfs("creat", "-D", img, "-s", "2m", "u/x/f")
+    p = _shadow(master, img, shadow, "--shadowtest")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert os.listdir(protected) == [], os.listdir(protected)
+    assert "something other than a directory is there" in p.stderr
+    assert "symbolic link is never followed" in p.stderr, p.stderr
+
+
+def test_shadowtest_reads_yaml_with_bounds(world, master):
+    img = os.path.join(world, "root.img")
+    fh.mkfs(master, img, 64 * fh.MiB)
+    master.famfs("creat", "-D", img, "-s", "2m", "deep")
+    master.famfs("creat", "-D", img, "-s", "2m", "big")
+    shadow = os.path.join(world, "shadow")
+    os.mkdir(shadow, 0o755)
+    assert _shadow(master, img, shadow).returncode == 0
+    with open(os.path.join(shadow, "root", "deep"), "w") as f:
+        f.write("[" * 60000)
+    with open(os.path.join(shadow, "root", "big"), "w") as f:
+        f.write("[" * 200000)
+    t = time.monotonic()
+    p = _shadow(master, img, shadow, "--shadowtest")
+    took = time.monotonic() - t
+    print("\n# shadowtest of 60 KB and 200 KB of nested brackets: %.2f s"
+          % took)
+    assert p.returncode == 1
+    assert "deep: YAML nested deeper than 16 levels at line 1" in p.stderr, \
+        p.stderr
+    assert "big: YAML larger than 65536 bytes" in p.stderr, p.stderr
+    assert took < 20, "took %.1f s" % took
+
+
+# ---- famfs-fused's socket directory --------------------------------------
+
+def _fused_mounted(mnt):
+    with open("/proc/self/mountinfo") as f:
+        return any(l.split()[4] == mnt for l in f)
+
+
+def test_fused_refuses_a_shadow_dir_others_control(world, master, device,
+                                                   tmp_path):
+    mnt = str(tmp_path / "mnt")
+    os.makedirs(mnt)
+    log = str(tmp_path / "fused.log")
+    user_dir = os.path.join(world, "usershadow")
+    as_user(["mkdir", "-m", "0700", user_dir])
+    open_dir = os.path.join(world, "openshadow")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o777)
+    try:
+        for d, why in ((user_dir, "owned by uid %d" % NOBODY),
+                       (open_dir, "writable by others (mode 0777)")):
+            p = fh.run([fh.FUSED, "-o", "daxdev=%s,shadow=%s,logfile=%s"
+                        % (device, d, log), mnt], env=master.env,
+                       check=False, timeout=30)
+            assert p.returncode == 1, p.stderr
+            assert not _fused_mounted(mnt)
+            assert "shadow directory: %s is %s" % (d, why) in p.stderr, \
+                p.stderr
+    finally:
+        if _fused_mounted(mnt):
+            subprocess.run(["umount", "-l", mnt])
+
