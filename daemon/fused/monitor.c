@@ -232,7 +232,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /*
  * Remove the directories of daemons that were killed before they could:
- * older than a minute, with no socket anyone listens on.
+ * older than a minute, with no socket anyone listens on. A listener that
+ * does not accept (a stopped daemon) keeps its directory.
  */
 static void sweep_stale(const char *run)
 {
@@ -254,7 +255,13 @@ static void sweep_stale(const char *run)
 		if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock",
 				     dir) >= sizeof(sa.sun_path))
 			continue;
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/*
+		 * Never blocking: a stopped daemon's socket accepts nothing
+		 * and its full queue would hold a blocking connect() for
+		 * ever (EAGAIN: someone listens, so it is not stale).
+		 */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    0);
 		if (fd < 0)
 			continue;
 		rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));

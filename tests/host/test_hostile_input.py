@@ -7,6 +7,7 @@ forged fd store. Each test is the attack, made as the attacker would
 import json
 import os
 import shutil
+import socket
 import struct
 import subprocess
 import tempfile
@@ -275,3 +276,42 @@ def test_fused_refuses_a_shadow_dir_others_control(world, master, device,
         if _fused_mounted(mnt):
             subprocess.run(["umount", "-l", mnt])
 
+
+def test_sweeper_passes_a_stopped_daemons_socket(tmp_path, master, device,
+                                                 mounts):
+    """A daemon stopped (SIGSTOP) accepts no connections: its socket's
+    queue fills up and a blocking connect() to it waits for ever."""
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    master.env["FAMFS_RUN_DIR"] = run
+    stopped = os.path.join(run, "shadow-stopped")
+    os.makedirs(stopped, mode=0o700)
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(os.path.join(stopped, "sock"))
+    srv.listen(0)
+    queued = []
+    while True:
+        c = socket.socket(socket.AF_UNIX)
+        c.setblocking(False)
+        try:
+            c.connect(os.path.join(stopped, "sock"))
+        except BlockingIOError:
+            c.close()
+            break
+        queued.append(c)
+    os.utime(stopped, (0, 0))
+    m = fh.Mount(master, device, str(tmp_path / "m"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    try:
+        m.mount()
+        # serving: the daemon is not stuck in the sweep
+        p = fh.run(["stat", os.path.join(m.mnt, ".meta/.status")],
+                   check=False, timeout=30)
+        assert p.returncode == 0
+        # a live socket is never swept
+        assert os.path.exists(os.path.join(stopped, "sock"))
+    finally:
+        for c in queued:
+            c.close()
+        srv.close()
