@@ -116,10 +116,14 @@ static void usage(FILE *f)
 }
 
 /* Report how starting went to whoever waits: parent, mount.famfs, systemd. */
-void fused_ready(struct fused *fs, const char *err)
+void fused_ready(struct fused *fs, const char *raw)
 {
+	char esc[1024];
+	/* one line wherever it goes (the ready pipe, STATUS=, a terminal) */
+	const char *err = raw ? famfs_escape(raw, esc, sizeof(esc)) : NULL;
+
 	if (err) {
-		fused_log(L_ERR, "%s", err);
+		fused_log(L_ERR, "%s", raw);
 		/* The reason must reach the one who mounts, log file or not. */
 		if (!fused_log_on_stderr() && !fs->initialized)
 			fprintf(stderr, "famfs-fused: %s\n", err);

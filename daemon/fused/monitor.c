@@ -115,7 +115,7 @@ static enum MHD_Result icache_stats(struct fused *fs, struct MHD_Connection *c)
 /* The namespace into the daemon's log, one line per node. */
 static void dump_ns(struct fused *fs)
 {
-	static char path[4096], esc[FAMFS_ESCAPED_LEN(4096)];
+	static char path[4096];
 
 	fused_log(L_NOTICE, "namespace: %llu files, %llu directories, %llu log entries",
 		  (unsigned long long)fs->ns.files,
@@ -129,7 +129,7 @@ static void dump_ns(struct fused *fs)
 		famfs_ns_path(n, path, sizeof(path));
 		fused_log(L_NOTICE, "  ino %llu %s %s mode 0%o uid %u gid %u size %llu%s",
 			  (unsigned long long)n->ino, n->is_dir ? "dir " : "file",
-			  famfs_escape(path, esc, sizeof(esc)), n->mode,
+			  path, n->mode,
 			  n->uid, n->gid, (unsigned long long)n->size,
 			  n->overlaps ? " (refused: overlaps)" : "");
 	}

@@ -540,9 +540,14 @@ void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37]);
 /*
  * Names may not hold control characters (C0, DEL, C1): on a terminal they
  * move the cursor or fake output lines. The tools refuse them in new names
- * and print every name through famfs_escape(): \n \t \r \\ and \xNN.
+ * and print every name through famfs_escape(): \n \t \r \\ and \xNN,
+ * the last also for every byte that is not part of valid UTF-8, so what
+ * is printed is always UTF-8 without control characters (the one rule
+ * for terminals, the journal, the daemon's log and JSON).
  */
 bool famfs_name_is_clean(const char *s);
+/* Is @s valid UTF-8 (no overlong forms, surrogates, or past U+10FFFF)? */
+bool famfs_utf8_valid(const char *s);
 /* @s escaped into @buf (truncated to @len); returns @buf. */
 const char *famfs_escape(const char *s, char *buf, size_t len);
 /* Room famfs_escape() needs for any string of @n bytes. */

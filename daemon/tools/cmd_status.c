@@ -360,7 +360,8 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			print_fs_warnings(r, 11, setid_note(m));
 		}
 		if (m->unchecked[0])
-			printf("  log:       not read: %s\n", m->unchecked);
+			printf("  log:       not read: %s\n",
+			       famfs_escape(m->unchecked, esc, sizeof(esc)));
 		for (unsigned int k = 0; k < m->nproblems; k++)
 			printf("  problem:   %s\n",
 			       famfs_escape(m->problem[k], esc, sizeof(esc)));

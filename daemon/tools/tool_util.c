@@ -67,8 +67,12 @@ const char *human_size(uint64_t bytes, char *buf, size_t len)
 void print_fs_warnings(const struct famfs_fsck *r, int width,
 		       const char *note)
 {
+	char esc[FAMFS_ESCAPED_LEN(sizeof(r->warnings[0]))];
+
+	/* warnings quote names from the log: never raw on a terminal */
 	for (unsigned int i = 0; i < r->nwarnings; i++)
-		printf("  %-*s%s%s\n", width, "warning:", r->warnings[i], note);
+		printf("  %-*s%s%s\n", width, "warning:",
+		       famfs_escape(r->warnings[i], esc, sizeof(esc)), note);
 	if (r->warnings_dropped)
 		printf("  %-*s... and %u more\n", width, "warning:",
 		       r->warnings_dropped);

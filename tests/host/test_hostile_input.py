@@ -315,3 +315,84 @@ def test_sweeper_passes_a_stopped_daemons_socket(tmp_path, master, device,
         for c in queued:
             c.close()
         srv.close()
+
+
+# ---- one escaping rule for every printer ---------------------------------
+
+ESC_NAME = b"x\x1b[2Jy"  # clears the screen when printed raw
+
+
+def _setuid_image(master, dev, name):
+    """An image whose log holds a set-user-ID file named @name (forged
+    when the CLI would refuse the name)."""
+    fh.mkfs(master, dev, 64 * fh.MiB)
+    stand_in = b"N" * len(name)
+    p = run_bytes([fh.FAMFS.encode(), "creat", "-D", dev.encode(), "-s",
+                   "2m", "-m", "4755", stand_in], master.env)
+    assert p.returncode == 0, p.stderr
+    forge_name(dev, 0, stand_in, name)
+
+
+def test_setid_warnings_and_shadow_errors_are_escaped(tmp_path, master,
+                                                      mounts):
+    dev = str(tmp_path / "esc.img")
+    _setuid_image(master, dev, ESC_NAME)
+    p = run_bytes([fh.FAMFS, "fsck", dev], master.env)
+    assert p.returncode == 0, p.stderr
+    assert b"\x1b" not in p.stdout
+    assert b'"x\\x1b[2Jy" is set-user-ID' in p.stdout, p.stdout
+    shadow = tmp_path / "shadow"
+    os.makedirs(os.path.join(bytes(shadow), b"root", ESC_NAME))
+    p = run_bytes([fh.FAMFS, "logplay", "--shadow", str(shadow),
+                   "--daxdev", dev], master.env)
+    assert p.returncode == 1
+    assert b"\x1b" not in p.stdout + p.stderr
+    assert b"root/x\\x1b[2Jy: something other than a file" in p.stderr, \
+        p.stderr
+    m = fh.Mount(master, dev, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    m.mount()
+    p = run_bytes([fh.FAMFS, "status", m.mnt], master.env)
+    assert p.returncode == 0, p.stderr
+    assert b"\x1b" not in p.stdout
+    assert b'"x\\x1b[2Jy" is set-user-ID' in p.stdout, p.stdout
+
+
+def test_daemon_log_lines_cannot_be_forged(tmp_path, master, device):
+    """Under journald each stderr line is a journal entry with the
+    priority its "<N>" says: a name holding a newline must not start a
+    line of its own."""
+    famfs = fh.FAMFS.encode()
+    for stand_in in (b"evilA<0>forged", b"evilB<0>forged"):
+        p = run_bytes([famfs, "creat", "-D", device.encode(), "-s", "2m",
+                       stand_in], master.env)
+        assert p.returncode == 0, p.stderr
+    # the same name twice: the daemon skips the second and says so
+    forge_name(device, 0, b"evilA<0>forged", b"evil\n<0>forged")
+    forge_name(device, 1, b"evilB<0>forged", b"evil\n<0>forged")
+    mnt = str(tmp_path / "mnt")
+    os.makedirs(mnt)
+    env = dict(master.env, JOURNAL_STREAM="8:12345")
+    d = subprocess.Popen([fh.FUSED, "-f", device, mnt], env=env,
+                         stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not _fused_mounted(mnt):
+            assert d.poll() is None, d.stderr.read()
+            assert time.monotonic() < deadline, "not mounted"
+            time.sleep(0.05)
+        os.listdir(mnt)
+    finally:
+        subprocess.run(["umount", mnt])
+        try:
+            err = d.communicate(timeout=20)[1]
+        except subprocess.TimeoutExpired:
+            d.kill()
+            err = d.communicate()[1]
+    lines = err.split(b"\n")[:-1]
+    assert b"evil\\n<0>forged" in err, err
+    for line in lines:
+        assert line[:1] == b"<" and line[2:3] == b">", line
+        assert not line.startswith(b"<0>"), line
+
