@@ -259,7 +259,7 @@ static struct json_object *json_value(const char *v)
 		num = isdigit((unsigned char)v[i]);
 	if (num && !(n > 1 && v[0] == '0'))
 		return json_object_new_uint64(strtoull(v, NULL, 10));
-	return json_object_new_string(v);
+	return jstr(v);
 }
 
 static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,

@@ -396,3 +396,35 @@ def test_daemon_log_lines_cannot_be_forged(tmp_path, master, device):
         assert line[:1] == b"<" and line[2:3] == b">", line
         assert not line.startswith(b"<0>"), line
 
+
+# ---- JSON is UTF-8, whatever names hold ----------------------------------
+
+def _json(out):
+    return json.loads(out.decode("utf-8", errors="strict"))
+
+
+def test_json_stays_valid_with_names_that_are_not_utf8(tmp_path, master,
+                                                       mounts):
+    name = b"s\xff\xfe"
+    dev = str(tmp_path / "bad.img")
+    _setuid_image(master, dev, name)
+    p = run_bytes([fh.FAMFS, "fsck", "--json", dev], master.env)
+    assert p.returncode == 0, p.stderr
+    j = _json(p.stdout)
+    assert j["setid_files"] == 1
+    assert '"s\\xff\\xfe" is set-user-ID' in j["warnings"][0], j
+    mnt = os.path.join(bytes(tmp_path), b"m\xff\xfe")
+    os.makedirs(mnt)
+    p = run_bytes([fh.MOUNT, dev, mnt, "-o",
+                   "logfile=" + str(tmp_path / "fused.log")], master.env)
+    assert p.returncode == 0, p.stderr
+    try:
+        p = run_bytes([fh.FAMFS, "status", "--json", mnt], master.env)
+        assert p.returncode == 0, p.stderr
+        j = _json(p.stdout)
+        ours = [m for m in j["mounts"]
+                if m["mountpoint"].endswith("/m\\xff\\xfe")]
+        assert len(ours) == 1, j
+        assert '"s\\xff\\xfe" is set-user-ID' in ours[0]["warnings"][0]
+    finally:
+        subprocess.run([b"umount", mnt])
