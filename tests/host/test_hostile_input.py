@@ -428,3 +428,25 @@ def test_json_stays_valid_with_names_that_are_not_utf8(tmp_path, master,
         assert '"s\\xff\\xfe" is set-user-ID' in ours[0]["warnings"][0]
     finally:
         subprocess.run([b"umount", mnt])
+
+
+# ---- famfs.conf: values are values, never more mount options -------------
+
+def test_conf_values_cannot_add_mount_options(master, device, tmp_path):
+    mnt = str(tmp_path / "mnt")
+    os.makedirs(mnt)
+    conf = str(tmp_path / "famfs.conf")
+    for text, line, key in (
+            ("fuse_dev = /dev/fuse,suid\n", 1, "fuse_dev"),
+            ("# logs\nlogfile = /tmp/famfs.log,dev,suid\n", 2, "logfile"),
+            ("poll_ms = 100\nrole = auto\nlogfile = /tmp/a\"b\n", 3,
+             "logfile")):
+        with open(conf, "w") as f:
+            f.write(text)
+        p = fh.run([fh.MOUNT, "-f", device, mnt],
+                   env=dict(master.env, FAMFS_CONF=conf), check=False)
+        assert p.returncode == 32, p.stderr
+        assert "mount.famfs: %s:%d: bad value for %s: " % (conf, line, key) \
+            in p.stderr, p.stderr
+        assert "mount option syntax" in p.stderr, p.stderr
+        assert "famfs-fused -o" not in p.stderr  # nothing would run
