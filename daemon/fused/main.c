@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -231,7 +232,8 @@ static bool upstream_opt(struct opts *o, const char *opt, const char *val)
 		char *end;
 		double t = strtod(val, &end);
 
-		if (end == val || *end || t < 0)
+		/* strtod also reads "nan", "inf" and "1e999" (inf) */
+		if (end == val || *end || !isfinite(t) || t < 0)
 			die("bad timeout=%s: a number of seconds, 0 or more", val);
 		return true;
 	}

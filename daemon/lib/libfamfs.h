@@ -471,11 +471,12 @@ struct famfs_bucket_stats {
 
 /*
  * Split the device of @dev into @n buckets of whole allocation units and
- * fill @out[0..@n) from the files in the log; *@overhang gets the bytes at
- * the end that belong to no bucket.
+ * fill *@out (@n of them, allocated here; free() it) from the files in
+ * the log; *@overhang gets the bytes at the end that belong to no bucket.
+ * -EINVAL when the device has fewer allocation units than @n.
  */
 int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
-		       struct famfs_bucket_stats *out, uint64_t *overhang);
+		       struct famfs_bucket_stats **out, uint64_t *overhang);
 
 /* ---- upstream's shadow tree (logplay --shadow) --------------------------- */
 

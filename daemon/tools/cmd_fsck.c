@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs fsck: check a famfs and say what is wrong, in text or JSON. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -202,18 +203,21 @@ static void print_upstream(const struct famfs_fsck *r, bool human, int verbose)
 	}
 }
 
-/* Upstream's stripe bucket info (-B): how files use N equal buckets. */
-static void print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
+/*
+ * Upstream's stripe bucket info (-B): how files use N equal buckets. 0,
+ * or the exit status to add: more buckets than the device has allocation
+ * units is a usage error, anything else stopped the check.
+ */
+static int print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
 {
 	const double gib = 1024.0 * 1024 * 1024;
-	struct famfs_bucket_stats *b = calloc(n, sizeof(*b));
+	struct famfs_bucket_stats *b;
 	uint64_t overhang;
+	int rc = famfs_bucket_stats(dev, n, &b, &overhang);
 
-	if (!b || famfs_bucket_stats(dev, n, b, &overhang)) {
-		fprintf(stderr, "famfs fsck: -B %u: %s\n", n,
-			b ? famfs_errmsg() : "out of memory");
-		free(b);
-		return;
+	if (rc) {
+		fprintf(stderr, "famfs fsck: -B %u: %s\n", n, famfs_errmsg());
+		return rc == -EINVAL ? FAMFS_FSCK_USAGE : FAMFS_FSCK_FAILED;
 	}
 	printf("Stripe bucket info:\n");
 	printf("  Wasted overhang: %llu bytes (%llu au)\n",
@@ -242,6 +246,7 @@ static void print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
 		}
 	}
 	free(b);
+	return 0;
 }
 
 /*
@@ -384,7 +389,7 @@ bad:
 		print_text(argv[optind], &r, famfs_fsck_status(&r));
 		print_upstream(&r, human, verbose);
 		if (nbuckets && r.log_valid)
-			print_buckets(&dev, nbuckets, human);
+			status |= print_buckets(&dev, nbuckets, human);
 		if (verbose && r.log_valid) {
 			struct famfs_geometry g;
 			struct famfs_walk w;
