@@ -450,6 +450,8 @@ struct famfs_repair {
 	uint64_t voided;       /* damaged entries before intact ones, voided */
 	uint64_t first_voided; /* the index of the first of them */
 	uint64_t dropped;      /* damaged entries at the end, cut off */
+	/* intact entries the superblock's geometry does not fit, kept */
+	uint64_t kept, first_kept;
 };
 
 /*
@@ -458,6 +460,9 @@ struct famfs_repair {
  * overwritten with a void entry (FAMFS_ENTRY_VOID, same index), so the
  * entries after it are served again; a damaged tail (what a crash
  * mid-append leaves) is dropped. What a damaged entry described is lost.
+ * An intact entry (valid CRC and sequence number) that fails only
+ * against the superblock (its device size, allocation unit or log
+ * length) is never voided or dropped: the superblock is what is wrong.
  */
 int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep);
 int famfs_fsck_status(const struct famfs_fsck *r);

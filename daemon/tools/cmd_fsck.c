@@ -41,10 +41,12 @@ static void usage(FILE *f)
 		"  -B, --nbuckets=N   also show how files use N equal buckets of the\n"
 		"                     device (upstream's stripe bucket info)\n"
 		"      --repair       drop a damaged tail of the log, as a crash in the\n"
-		"                     middle of an append leaves it (master host only).\n"
-		"                     Damage followed by valid entries is not repaired:\n"
-		"                     that would lose complete entries. Long option only:\n"
-		"                     upstream's -r means --read.\n"
+		"                     middle of an append leaves it, and void a damaged\n"
+		"                     entry that intact ones follow (master host only).\n"
+		"                     An intact entry (valid CRC) that only the\n"
+		"                     superblock's geometry does not fit is kept: fix\n"
+		"                     the superblock. Long option only: upstream's -r\n"
+		"                     means --read.\n"
 		"  -M, --set-daxmode  move a devdax DEVICE to famfs_dax first (famfs mode)\n"
 		"  -?, --help         show this help\n"
 		"\n"
@@ -261,6 +263,12 @@ static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 		fprintf(stderr, "famfs fsck: not repaired: %s\n", famfs_errmsg());
 		return false;
 	}
+	if (rep.kept)
+		fprintf(stderr, "famfs fsck: kept %llu intact entr%s (index %llu%s) that the superblock does not fit: fix the superblock, not the log\n",
+			(unsigned long long)rep.kept,
+			rep.kept == 1 ? "y" : "ies",
+			(unsigned long long)rep.first_kept,
+			rep.kept == 1 ? "" : " and later");
 	if (rep.voided)
 		fprintf(stderr, "famfs fsck: repaired: voided %llu damaged entr%s (index %llu%s) before intact ones; dropped %llu at the end of the log\n",
 			(unsigned long long)rep.voided,
@@ -268,7 +276,7 @@ static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 			(unsigned long long)rep.first_voided,
 			rep.voided == 1 ? "" : " and later",
 			(unsigned long long)rep.dropped);
-	else
+	else if (rep.dropped || !rep.kept)
 		fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
 			(unsigned long long)rep.dropped,
 			rep.dropped == 1 ? "y" : "ies");

@@ -450,3 +450,42 @@ def test_conf_values_cannot_add_mount_options(master, device, tmp_path):
             in p.stderr, p.stderr
         assert "mount option syntax" in p.stderr, p.stderr
         assert "famfs-fused -o" not in p.stderr  # nothing would run
+
+
+# ---- fsck --repair keeps what is intact ------------------------------------
+
+SB_DEVSIZE = 112  # superblock: daxdev.size (outside the superblock CRC)
+
+
+def _set_sb_size(dev, size):
+    with open(dev, "r+b") as f:
+        f.seek(SB_DEVSIZE)
+        f.write(struct.pack("<Q", size))
+
+
+def test_repair_never_drops_intact_entries_for_a_superblock_size(
+        tmp_path, master):
+    dev = str(tmp_path / "sb.img")
+    fh.mkfs(master, dev, 64 * fh.MiB)
+    for i in range(1, 7):  # 10 MiB of superblock and log, then 2 MiB each
+        master.famfs("creat", "-D", dev, "-s", "2m", "-r", "-S", str(i),
+                     "f%d" % i)
+    _set_sb_size(dev, 16 * fh.MiB)
+    p = master.famfs("fsck", dev, check=False)
+    assert p.returncode == 1, p.stdout
+    assert "the superblock records a device of 16777216 bytes, but %s has " \
+        "67108864" % dev in p.stdout, p.stdout
+    assert "is intact (valid CRC): only the superblock's geometry" \
+        in p.stdout, p.stdout
+    p = master.famfs("fsck", "--repair", dev, check=False)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "kept 3 intact entries (index 3 and later) that the superblock " \
+        "does not fit" in p.stderr, p.stderr
+    assert "dropped" not in p.stderr, p.stderr
+    # the superblock put right, every entry is there and holds its data
+    _set_sb_size(dev, 64 * fh.MiB)
+    p = master.famfs("fsck", dev, check=False)
+    assert p.returncode == 0, p.stdout
+    assert "6 files" in p.stdout, p.stdout
+    for i in range(1, 7):
+        master.famfs("verify", "-D", dev, "-S", str(i), "-f", "f%d" % i)
