@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Daemon messages. Under systemd stderr is the journal: a "<N>" prefix
- * gives each line its priority. In a terminal or a log file the level is
+ * Daemon messages, each escaped as a whole (famfs_escape()). Under
+ * systemd stderr is the journal: a "<N>" prefix gives each line its
+ * priority. In a terminal or a log file the level is
  * spelled out. Once detached from the terminal we use syslog, which is
  * the journal on a systemd host.
  */
@@ -74,14 +75,20 @@ static const char *level_name(enum fused_level lvl)
 
 void fused_log(enum fused_level lvl, const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[FAMFS_ESCAPED_LEN(sizeof(raw))];
 	va_list ap;
 
 	if ((int)lvl > max_level)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/*
+	 * Names in messages come from the log and from mount points: one
+	 * line each, whatever they hold (under journald a newline would
+	 * start a line of its own with a priority of its choosing).
+	 */
+	famfs_escape(raw, msg, sizeof(msg));
 
 	if (logf) {
 		struct timespec ts;

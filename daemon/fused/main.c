@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -116,10 +117,14 @@ static void usage(FILE *f)
 }
 
 /* Report how starting went to whoever waits: parent, mount.famfs, systemd. */
-void fused_ready(struct fused *fs, const char *err)
+void fused_ready(struct fused *fs, const char *raw)
 {
+	char esc[1024];
+	/* one line wherever it goes (the ready pipe, STATUS=, a terminal) */
+	const char *err = raw ? famfs_escape(raw, esc, sizeof(esc)) : NULL;
+
 	if (err) {
-		fused_log(L_ERR, "%s", err);
+		fused_log(L_ERR, "%s", raw);
 		/* The reason must reach the one who mounts, log file or not. */
 		if (!fused_log_on_stderr() && !fs->initialized)
 			fprintf(stderr, "famfs-fused: %s\n", err);
@@ -227,7 +232,8 @@ static bool upstream_opt(struct opts *o, const char *opt, const char *val)
 		char *end;
 		double t = strtod(val, &end);
 
-		if (end == val || *end || t < 0)
+		/* strtod also reads "nan", "inf" and "1e999" (inf) */
+		if (end == val || *end || !isfinite(t) || t < 0)
 			die("bad timeout=%s: a number of seconds, 0 or more", val);
 		return true;
 	}
@@ -339,8 +345,15 @@ static void pick_device(struct fused *fs, struct opts *o, const char *arg)
 	if (o->source) {
 		if (!realpath(o->source, path))
 			die("source %s: %s", o->source, strerror(errno));
-		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* root's socket goes there: nobody else may swap it */
+			int fd = famfs_private_dir_open(path, "shadow directory");
+
+			if (fd < 0)
+				die("%s", famfs_errmsg());
+			close(fd);
 			snprintf(fs->shadow, sizeof(fs->shadow), "%s", path);
+		}
 		else if (o->daxdev || arg)
 			die("source %s is no directory, and the device is given already",
 			    o->source);

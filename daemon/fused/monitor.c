@@ -115,7 +115,7 @@ static enum MHD_Result icache_stats(struct fused *fs, struct MHD_Connection *c)
 /* The namespace into the daemon's log, one line per node. */
 static void dump_ns(struct fused *fs)
 {
-	static char path[4096], esc[FAMFS_ESCAPED_LEN(4096)];
+	static char path[4096];
 
 	fused_log(L_NOTICE, "namespace: %llu files, %llu directories, %llu log entries",
 		  (unsigned long long)fs->ns.files,
@@ -129,7 +129,7 @@ static void dump_ns(struct fused *fs)
 		famfs_ns_path(n, path, sizeof(path));
 		fused_log(L_NOTICE, "  ino %llu %s %s mode 0%o uid %u gid %u size %llu%s",
 			  (unsigned long long)n->ino, n->is_dir ? "dir " : "file",
-			  famfs_escape(path, esc, sizeof(esc)), n->mode,
+			  path, n->mode,
 			  n->uid, n->gid, (unsigned long long)n->size,
 			  n->overlaps ? " (refused: overlaps)" : "");
 	}
@@ -232,7 +232,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /*
  * Remove the directories of daemons that were killed before they could:
- * older than a minute, with no socket anyone listens on.
+ * older than a minute, with no socket anyone listens on. A listener that
+ * does not accept (a stopped daemon) keeps its directory.
  */
 static void sweep_stale(const char *run)
 {
@@ -254,7 +255,13 @@ static void sweep_stale(const char *run)
 		if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock",
 				     dir) >= sizeof(sa.sun_path))
 			continue;
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/*
+		 * Never blocking: a stopped daemon's socket accepts nothing
+		 * and its full queue would hold a blocking connect() for
+		 * ever (EAGAIN: someone listens, so it is not stale).
+		 */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    0);
 		if (fd < 0)
 			continue;
 		rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
@@ -273,11 +280,19 @@ static int make_shadow(struct fused *fs)
 {
 	const char *run = getenv("FAMFS_RUN_DIR");
 	char dir[PATH_MAX];
+	int fd;
 
 	if (!run || !*run)
 		run = "/run/famfs";
 	if (mkdir(run, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	/* Where we remove and make what others trust: root's alone. */
+	fd = famfs_private_dir_open(run, "socket directory");
+	if (fd < 0) {
+		fused_log(L_WARN, "%s", famfs_errmsg());
+		return fd;
+	}
+	close(fd);
 	sweep_stale(run);
 	snprintf(dir, sizeof(dir), "%s/shadow-XXXXXX", run);
 	if (!mkdtemp(dir))

@@ -4,6 +4,7 @@
  * view that interleaved allocation (creat -N/-B) takes of the device.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -44,8 +45,9 @@ static void bucket(const struct famfs_alloc *a, uint64_t first, uint64_t n,
 }
 
 int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
-		       struct famfs_bucket_stats *out, uint64_t *overhang)
+		       struct famfs_bucket_stats **outp, uint64_t *overhang)
 {
+	struct famfs_bucket_stats *out;
 	struct famfs_geometry g;
 	struct famfs_alloc a;
 	struct famfs_walk w;
@@ -66,6 +68,12 @@ int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
 			"%u buckets: the device has only %llu allocation units",
 			n, (unsigned long long)a.nunits);
 	}
+	/* only once @n is known to fit: never a huge allocation for a typo */
+	out = calloc(n, sizeof(*out));
+	if (!out) {
+		famfs_alloc_release(&a);
+		return famfs_fail(ENOMEM, "%u buckets: out of memory", n);
+	}
 	famfs_dev_invalidate(dev, dev->log, dev->log_len);
 	/* a damaged log is fsck's to report; count what precedes it */
 	famfs_log_walk(dev->log, dev->log_len, &g, 0, mark_file, &a, &w);
@@ -73,5 +81,6 @@ int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
 		bucket(&a, i * per, per, &out[i]);
 	*overhang = g.dev_size - (uint64_t)n * per * a.alloc_unit;
 	famfs_alloc_release(&a);
+	*outp = out;
 	return 0;
 }

@@ -66,6 +66,29 @@ static void check_setid(struct famfs_fsck *r, const struct famfs_omf_file *f,
 		f->mode & 07777, who);
 }
 
+/*
+ * Is entry @e at @index intact apart from what the superblock says of the
+ * device: a valid CRC and sequence number, and valid against the
+ * loosest geometry any superblock could give this device (its real
+ * size, the smallest allocation unit, the shortest log)? Such an entry
+ * is what its writer wrote; a superblock field that no longer fits it is
+ * the thing to fix, never the entry.
+ */
+static bool intact_but_for_superblock(const struct famfs_dev *dev,
+				      const struct famfs_omf_entry *e,
+				      uint64_t index)
+{
+	struct famfs_geometry loose = {
+		.dev_size = dev->size > dev->sb->daxdev.size ?
+				    dev->size :
+				    dev->sb->daxdev.size,
+		.alloc_unit = 4096,
+		.data_start = FAMFS_LOG_OFFSET + FAMFS_LOG_MIN_LEN,
+	};
+
+	return famfs_entry_check(e, index, &loose) == 0;
+}
+
 struct scan {
 	struct famfs_fsck *r;
 	struct famfs_alloc alloc;
@@ -130,6 +153,10 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
 		return 0;
 	}
 	r->sb_valid = true;
+	if (dev->sb->daxdev.size < dev->size)
+		warning(r, "the superblock records a device of %llu bytes, but %s has %llu: the rest is not used (a superblock made for a smaller device, or a damaged one)",
+			(unsigned long long)dev->sb->daxdev.size, dev->path,
+			(unsigned long long)dev->size);
 	r->alloc_unit = dev->sb->alloc_unit;
 	r->log_len = dev->sb->log_len;
 	memcpy(r->fs_uuid, dev->sb->fs_uuid, FAMFS_UUID_LEN);
@@ -155,7 +182,15 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
 	if (rc == -ENOMEM)
 		goto out;
 	if (walk.bad) {
+		struct famfs_omf_entry e;
+
 		problem(r, "%s", walk.why);
+		memcpy(&e, famfs_log_entry(dev->log, walk.valid), sizeof(e));
+		if (intact_but_for_superblock(dev, &e, walk.valid))
+			problem(r, "log entry %llu is intact (valid CRC): only the superblock's geometry (device size %llu, the device has %llu bytes) does not fit it; fix the superblock: --repair keeps the entry",
+				(unsigned long long)walk.valid,
+				(unsigned long long)dev->sb->daxdev.size,
+				(unsigned long long)dev->size);
 		if (walk.committed > walk.valid + 1)
 			problem(r, "%llu committed log entries after entry %llu were not checked",
 				(unsigned long long)(walk.committed - walk.valid - 1),
@@ -198,7 +233,9 @@ static void void_entry(struct famfs_dev *dev, uint64_t index)
  * one (a valid CRC and the sequence number of its slot) is not a torn
  * append: it is voided in place, so the indices of the entries after it
  * do not change. The damaged entries after the last intact one are a
- * torn tail and are dropped.
+ * torn tail and are dropped. An entry that fails only against the
+ * superblock's geometry is intact: it is kept as it is, and so is
+ * everything before it.
  */
 int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep)
 {
@@ -234,12 +271,18 @@ int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep)
 		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
 		if (famfs_entry_check(&e, i, &g) == 0)
 			last_good = i + 1;
+		else if (intact_but_for_superblock(dev, &e, i)) {
+			if (!rep->kept++)
+				rep->first_kept = i;
+			last_good = i + 1;
+		}
 	}
 	for (i = walk.valid; i < last_good; i++) {
 		struct famfs_omf_entry e;
 
 		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
-		if (famfs_entry_check(&e, i, &g) == 0)
+		if (famfs_entry_check(&e, i, &g) == 0 ||
+		    intact_but_for_superblock(dev, &e, i))
 			continue;
 		if (!rep->voided++)
 			rep->first_voided = i;

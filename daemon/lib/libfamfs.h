@@ -450,6 +450,8 @@ struct famfs_repair {
 	uint64_t voided;       /* damaged entries before intact ones, voided */
 	uint64_t first_voided; /* the index of the first of them */
 	uint64_t dropped;      /* damaged entries at the end, cut off */
+	/* intact entries the superblock's geometry does not fit, kept */
+	uint64_t kept, first_kept;
 };
 
 /*
@@ -458,6 +460,9 @@ struct famfs_repair {
  * overwritten with a void entry (FAMFS_ENTRY_VOID, same index), so the
  * entries after it are served again; a damaged tail (what a crash
  * mid-append leaves) is dropped. What a damaged entry described is lost.
+ * An intact entry (valid CRC and sequence number) that fails only
+ * against the superblock (its device size, allocation unit or log
+ * length) is never voided or dropped: the superblock is what is wrong.
  */
 int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep);
 int famfs_fsck_status(const struct famfs_fsck *r);
@@ -471,11 +476,12 @@ struct famfs_bucket_stats {
 
 /*
  * Split the device of @dev into @n buckets of whole allocation units and
- * fill @out[0..@n) from the files in the log; *@overhang gets the bytes at
- * the end that belong to no bucket.
+ * fill *@out (@n of them, allocated here; free() it) from the files in
+ * the log; *@overhang gets the bytes at the end that belong to no bucket.
+ * -EINVAL when the device has fewer allocation units than @n.
  */
 int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
-		       struct famfs_bucket_stats *out, uint64_t *overhang);
+		       struct famfs_bucket_stats **out, uint64_t *overhang);
 
 /* ---- upstream's shadow tree (logplay --shadow) --------------------------- */
 
@@ -494,7 +500,10 @@ struct famfs_shadow_stats {
 
 /* Write file entry @fe as upstream's shadow YAML. */
 int famfs_shadow_emit(const struct famfs_omf_file *fe, FILE *f);
-/* Read a shadow YAML back into @fe. */
+/*
+ * Read a shadow YAML back into @fe. Bounded: more than 64 KiB is -EFBIG,
+ * nesting deeper than 16 levels -EINVAL (ours: 6).
+ */
 int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe);
 /*
  * Play the log of @dev into the shadow tree under @dir (@dryrun: write
@@ -503,6 +512,22 @@ int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe);
  */
 int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 		      bool test, struct famfs_shadow_stats *st);
+
+/* ---- directories root builds in (shadow trees, sockets) ----------------- */
+
+/*
+ * Open directory @path (@what names it in messages: "shadow directory")
+ * for root to build in: it and every directory on the way to it,
+ * reopened from / without following symbolic links, must be owned by
+ * root or by the caller; it must not be writable by its group or others,
+ * nor may the ones on the way unless they are sticky (/tmp). Returns the
+ * open directory's fd, or -errno with famfs_errmsg() saying which
+ * directory failed and why.
+ */
+int famfs_private_dir_open(const char *path, const char *what);
+/* The check of one open directory @fd (@last: the one built in). */
+int famfs_private_dir_check(int fd, const char *what, const char *path,
+			    bool last);
 
 /* ---- small helpers shared by the tools ----------------------------------- */
 
@@ -521,9 +546,14 @@ void famfs_uuid_str(const uint8_t uuid[FAMFS_UUID_LEN], char out[37]);
 /*
  * Names may not hold control characters (C0, DEL, C1): on a terminal they
  * move the cursor or fake output lines. The tools refuse them in new names
- * and print every name through famfs_escape(): \n \t \r \\ and \xNN.
+ * and print every name through famfs_escape(): \n \t \r \\ and \xNN,
+ * the last also for every byte that is not part of valid UTF-8, so what
+ * is printed is always UTF-8 without control characters (the one rule
+ * for terminals, the journal, the daemon's log and JSON).
  */
 bool famfs_name_is_clean(const char *s);
+/* Is @s valid UTF-8 (no overlong forms, surrogates, or past U+10FFFF)? */
+bool famfs_utf8_valid(const char *s);
 /* @s escaped into @buf (truncated to @len); returns @buf. */
 const char *famfs_escape(const char *s, char *buf, size_t len);
 /* Room famfs_escape() needs for any string of @n bytes. */

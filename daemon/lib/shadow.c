@@ -7,6 +7,7 @@
  * daemon serves from. Written and read with libyaml.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -295,26 +296,94 @@ static int read_file(yaml_document_t *d, struct famfs_omf_file *fe)
 	return 0;
 }
 
-int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe)
+/*
+ * Limits on a YAML file read back: ours are under 4 KiB and 6 levels
+ * deep. Without them a file of nested brackets costs minutes of CPU in
+ * libyaml (200 KB: 26 s).
+ */
+#define SHADOW_YAML_MAX	  (64 * 1024)
+#define SHADOW_YAML_DEPTH 16
+
+static int not_yaml(yaml_parser_t *p)
+{
+	return famfs_fail(EINVAL, "not YAML: %s at line %zu",
+			  p->problem ? p->problem : "parse error",
+			  p->problem_mark.line + 1);
+}
+
+/* Walk the events of @buf once, refusing nesting deeper than the limit. */
+static int check_depth(const unsigned char *buf, size_t len)
 {
 	yaml_parser_t p;
+	yaml_event_t ev;
+	unsigned int depth = 0;
+	int rc = 0;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&p))
+		return famfs_fail(ENOMEM, "cannot start a YAML parser");
+	yaml_parser_set_input_string(&p, buf, len);
+	while (!done && !rc) {
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = not_yaml(&p);
+			break;
+		}
+		if (ev.type == YAML_SEQUENCE_START_EVENT ||
+		    ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > SHADOW_YAML_DEPTH)
+				rc = famfs_fail(
+					EINVAL,
+					"YAML nested deeper than %d levels at line %zu",
+					SHADOW_YAML_DEPTH,
+					ev.start_mark.line + 1);
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+			   ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+int famfs_shadow_parse(FILE *f, struct famfs_omf_file *fe)
+{
+	unsigned char *buf = malloc(SHADOW_YAML_MAX + 1);
+	yaml_parser_t p;
 	yaml_document_t d;
+	size_t len;
 	int rc;
 
 	memset(fe, 0, sizeof(*fe));
-	if (!yaml_parser_initialize(&p))
-		return famfs_fail(ENOMEM, "cannot start a YAML parser");
-	yaml_parser_set_input_file(&p, f);
-	if (!yaml_parser_load(&p, &d)) {
-		rc = famfs_fail(EINVAL, "not YAML: %s at line %zu",
-				p.problem ? p.problem : "parse error",
-				p.problem_mark.line + 1);
-		yaml_parser_delete(&p);
+	if (!buf)
+		return famfs_fail(ENOMEM, "out of memory");
+	len = fread(buf, 1, SHADOW_YAML_MAX + 1, f);
+	if (ferror(f))
+		rc = famfs_fail(EIO, "cannot read the YAML: %s",
+				strerror(errno));
+	else if (len > SHADOW_YAML_MAX)
+		rc = famfs_fail(EFBIG, "YAML larger than %d bytes",
+				SHADOW_YAML_MAX);
+	else
+		rc = check_depth(buf, len);
+	if (rc) {
+		free(buf);
 		return rc;
 	}
-	rc = read_file(&d, fe);
-	yaml_document_delete(&d);
+	if (!yaml_parser_initialize(&p)) {
+		free(buf);
+		return famfs_fail(ENOMEM, "cannot start a YAML parser");
+	}
+	yaml_parser_set_input_string(&p, buf, len);
+	if (!yaml_parser_load(&p, &d)) {
+		rc = not_yaml(&p);
+	} else {
+		rc = read_file(&d, fe);
+		yaml_document_delete(&d);
+	}
 	yaml_parser_delete(&p);
+	free(buf);
 	return rc;
 }
 
@@ -357,78 +426,163 @@ static bool same_file(const struct famfs_omf_file *a,
 	return true;
 }
 
+static int count_entry(const struct famfs_omf_entry *e, uint64_t index,
+		       void *arg)
+{
+	struct famfs_shadow_stats *st = arg;
+
+	(void)index;
+	st->files += e->type == FAMFS_ENTRY_FILE;
+	st->dirs += e->type == FAMFS_ENTRY_MKDIR;
+	return 0;
+}
+
+/*
+ * The tree is built relative to open directories, never by path: no
+ * symbolic link is followed (a directory the log gives to a user may
+ * hold anything that user puts there), and each directory made is owned
+ * and given its mode through its own descriptor.
+ */
 struct shadow {
-	const char *root;
+	int rootfd;
+	const char *root; /* for messages */
 	bool dryrun, test;
 	struct famfs_shadow_stats *st;
 };
 
-static void shadow_problem(struct shadow *s, const char *path, const char *why)
+static void shadow_problem(struct shadow *s, const char *rel, const char *why)
 {
-	fprintf(stderr, "famfs shadow: %s: %s\n", path, why);
+	char path[PATH_MAX + FAMFS_PATH_LEN];
+	char esc[FAMFS_ESCAPED_LEN(sizeof(path))];
+
+	snprintf(path, sizeof(path), "%s/%s", s->root, rel);
+	fprintf(stderr, "famfs shadow: %s: %s\n",
+		famfs_escape(path, esc, sizeof(esc)), why);
 	s->st->errors++;
 }
 
-/* Check the YAML at @path against @fe. */
-static void shadow_test(struct shadow *s, const char *path,
-			const struct famfs_omf_file *fe)
+/*
+ * The directory that holds the last component of @rel, opened without
+ * following links; its name is left in *@name. -1 after a problem
+ * (missing in a dry run: -2, quietly).
+ */
+static int open_parent(struct shadow *s, const char *rel, const char **name)
+{
+	char comp[FAMFS_PATH_LEN];
+	const char *p = rel, *slash;
+	int fd = dup(s->rootfd);
+
+	while (fd >= 0 && (slash = strchr(p, '/'))) {
+		int next;
+
+		snprintf(comp, sizeof(comp), "%.*s", (int)(slash - p), p);
+		next = openat(fd, comp,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int err = errno;
+
+			close(fd);
+			if (s->dryrun && err == ENOENT)
+				return -2;
+			shadow_problem(
+				s, rel,
+				err == ELOOP || err == ENOTDIR
+					? "a parent is not a directory (a symbolic link is never followed)"
+					: strerror(err));
+			return -1;
+		}
+		close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	if (fd < 0)
+		shadow_problem(s, rel, strerror(errno));
+	*name = p;
+	return fd;
+}
+
+/* Check the YAML @name in @dir against @fe. */
+static void shadow_test(struct shadow *s, int dir, const char *name,
+			const char *rel, const struct famfs_omf_file *fe)
 {
 	struct famfs_omf_file got;
-	FILE *f = fopen(path, "r");
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
 
+	if (fd < 0) {
+		shadow_problem(s, rel, strerror(errno));
+		return;
+	}
+	/* What we wrote, not a link to a file of someone else's. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || st.st_nlink != 1) {
+		shadow_problem(
+			s, rel,
+			"not a file this tree's writer made (another owner, or hard links): not read");
+		close(fd);
+		return;
+	}
+	f = fdopen(fd, "r");
 	if (!f) {
-		shadow_problem(s, path, strerror(errno));
+		shadow_problem(s, rel, strerror(errno));
+		close(fd);
 		return;
 	}
 	if (famfs_shadow_parse(f, &got))
-		shadow_problem(s, path, famfs_errmsg());
+		shadow_problem(s, rel, famfs_errmsg());
 	else if (!same_file(&got, fe))
-		shadow_problem(s, path,
-			       "its YAML does not match the log entry");
+		shadow_problem(s, rel, "its YAML does not match the log entry");
 	else
 		s->st->tested++;
 	fclose(f);
 }
 
-static void shadow_file(struct shadow *s, const char *path,
-			const struct famfs_omf_file *fe)
+static void shadow_file(struct shadow *s, int dir, const char *name,
+			const char *rel, const struct famfs_omf_file *fe)
 {
 	struct stat st;
 	FILE *f;
+	int fd;
 
-	s->st->files++;
-	if (lstat(path, &st) == 0) {
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			shadow_problem(s, path,
+			shadow_problem(s, rel,
 				       "something other than a file is there");
 			return;
 		}
 		s->st->existed++;
 	} else if (!s->dryrun) {
-		f = fopen(path, "wx");
+		fd = openat(dir, name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0644);
+		f = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!f) {
-			shadow_problem(s, path, strerror(errno));
+			shadow_problem(s, rel, strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return;
 		}
 		if (famfs_shadow_emit(fe, f))
-			shadow_problem(s, path, famfs_errmsg());
+			shadow_problem(s, rel, famfs_errmsg());
 		if (fclose(f))
-			shadow_problem(s, path, strerror(errno));
+			shadow_problem(s, rel, strerror(errno));
 	}
 	if (s->test && !s->dryrun)
-		shadow_test(s, path, fe);
+		shadow_test(s, dir, name, rel, fe);
 }
 
-static void shadow_dir(struct shadow *s, const char *path,
-		       const struct famfs_omf_mkdir *md)
+static void shadow_dir(struct shadow *s, int dir, const char *name,
+		       const char *rel, const struct famfs_omf_mkdir *md)
 {
 	struct stat st;
+	int fd;
 
-	s->st->dirs++;
-	if (lstat(path, &st) == 0) {
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode))
 			shadow_problem(
-				s, path,
+				s, rel,
 				"something other than a directory is there");
 		else
 			s->st->existed++;
@@ -436,27 +590,48 @@ static void shadow_dir(struct shadow *s, const char *path,
 	}
 	if (s->dryrun)
 		return;
-	if (mkdir(path, md->mode & 07777) < 0 ||
-	    chown(path, md->uid, md->gid) < 0)
-		shadow_problem(s, path, strerror(errno));
+	/* Ours and closed to others until it has its owner and mode. */
+	if (mkdirat(dir, name, 0700) < 0) {
+		shadow_problem(s, rel, strerror(errno));
+		return;
+	}
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+		shadow_problem(
+			s, rel,
+			fd < 0 ? strerror(errno)
+			       : "replaced by another's directory as it was made");
+	} else if (fchown(fd, md->uid, md->gid) < 0 ||
+		   fchmod(fd, md->mode & 07777) < 0) {
+		shadow_problem(s, rel, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 static int shadow_entry(const struct famfs_omf_entry *e, uint64_t index,
 			void *arg)
 {
 	struct shadow *s = arg;
-	char path[PATH_MAX + FAMFS_PATH_LEN];
+	const char *rel, *name;
+	int dir;
 
 	(void)index;
 	if (e->type != FAMFS_ENTRY_FILE && e->type != FAMFS_ENTRY_MKDIR)
 		return 0;
-	snprintf(path, sizeof(path), "%s/%s", s->root,
-		 e->type == FAMFS_ENTRY_FILE ? e->file.relpath
-					     : e->mkdir.relpath);
 	if (e->type == FAMFS_ENTRY_FILE)
-		shadow_file(s, path, &e->file);
+		s->st->files++;
 	else
-		shadow_dir(s, path, &e->mkdir);
+		s->st->dirs++;
+	rel = e->type == FAMFS_ENTRY_FILE ? e->file.relpath : e->mkdir.relpath;
+	dir = open_parent(s, rel, &name);
+	if (dir < 0)
+		return 0;
+	if (e->type == FAMFS_ENTRY_FILE)
+		shadow_file(s, dir, name, rel, &e->file);
+	else
+		shadow_dir(s, dir, name, rel, &e->mkdir);
+	close(dir);
 	return 0;
 }
 
@@ -464,26 +639,55 @@ int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 		      bool test, struct famfs_shadow_stats *st)
 {
 	char root[PATH_MAX];
-	struct shadow s = {root, dryrun, test, st};
+	struct shadow s = {-1, root, dryrun, test, st};
 	struct famfs_walk w;
 	size_t n = strlen(dir);
-	struct stat sb;
-	int rc;
+	int dirfd, rc;
 
 	memset(st, 0, sizeof(*st));
-	if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
-		return famfs_fail(ENOTDIR, "shadow path %s is not a directory",
-				  dir);
-	/* DIR/root, unless DIR already is one (as upstream) */
-	if (n >= 5 && !strcmp(dir + n - 5, "/root"))
-		snprintf(root, sizeof(root), "%s", dir);
-	else if (snprintf(root, sizeof(root), "%s/root", dir) >=
-		 (int)sizeof(root))
+	if (snprintf(root, sizeof(root), "%s/root", dir) >= (int)sizeof(root))
 		return famfs_fail(ENAMETOOLONG, "shadow path %s is too long",
 				  dir);
-	if (!dryrun && mkdir(root, 0755) < 0 && errno != EEXIST)
-		return famfs_fail(errno, "%s: %s", root, strerror(errno));
+	dirfd = famfs_private_dir_open(dir, "shadow directory");
+	if (dirfd < 0)
+		return dirfd;
+	/* DIR/root, unless DIR already is one (as upstream) */
+	if (n >= 5 && !strcmp(dir + n - 5, "/root")) {
+		snprintf(root, sizeof(root), "%s", dir);
+		s.rootfd = dirfd;
+	} else {
+		if (!dryrun && mkdirat(dirfd, "root", 0755) < 0 &&
+		    errno != EEXIST) {
+			rc = famfs_fail(errno, "%s: %s", root, strerror(errno));
+			close(dirfd);
+			return rc;
+		}
+		s.rootfd =
+			openat(dirfd, "root",
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = s.rootfd < 0
+			     ? famfs_fail(
+				       errno, "%s: %s", root,
+				       errno == ELOOP || errno == ENOTDIR
+					       ? "not a directory (a symbolic link is never followed)"
+					       : strerror(errno))
+			     : famfs_private_dir_check(s.rootfd, "shadow tree",
+						       root, true);
+		close(dirfd);
+		/* a dry run of a tree never made reads nothing there */
+		if (rc && !(dryrun && s.rootfd < 0 && rc == -ENOENT)) {
+			if (s.rootfd >= 0)
+				close(s.rootfd);
+			return rc;
+		}
+	}
+	if (s.rootfd < 0) {
+		/* dry run, no tree yet: every entry would be new */
+		famfs_dev_log_walk(dev, count_entry, st, &w);
+		return 0;
+	}
 	rc = famfs_dev_log_walk(dev, shadow_entry, &s, &w);
+	close(s.rootfd);
 	if (rc)
 		return rc;
 	return st->errors ? famfs_fail(EIO, "%" PRIu64 " shadow entries failed",

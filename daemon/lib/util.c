@@ -110,11 +110,59 @@ static size_t control_len(const unsigned char *s)
 	return 0;
 }
 
+/*
+ * The length of the UTF-8 character at @s (1 to 4), or 0 where the bytes
+ * are not UTF-8: a stray continuation byte, a truncated sequence, an
+ * overlong form, a surrogate or a code point past U+10FFFF.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+	unsigned int lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f; /* past U+10FFFF */
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 bool famfs_name_is_clean(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (control_len(p))
 			return false;
+	return true;
+}
+
+bool famfs_utf8_valid(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_len(p);
+
+		if (!n)
+			return false;
+		p += n;
+	}
 	return true;
 }
 
@@ -125,9 +173,9 @@ const char *famfs_escape(const char *s, char *buf, size_t len)
 
 	if (!len)
 		return buf;
-	for (; *p && o + 1 < len; p++) {
+	while (*p && o + 1 < len) {
 		char tmp[12];
-		size_t n = control_len(p), t;
+		size_t c = control_len(p), u = utf8_len(p), t;
 
 		if (*p == '\\')
 			t = (size_t)snprintf(tmp, sizeof(tmp), "\\\\");
@@ -137,19 +185,19 @@ const char *famfs_escape(const char *s, char *buf, size_t len)
 			t = (size_t)snprintf(tmp, sizeof(tmp), "\\t");
 		else if (*p == '\r')
 			t = (size_t)snprintf(tmp, sizeof(tmp), "\\r");
-		else if (n == 2)
+		else if (c == 2)
 			t = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x\\x%02x",
 					     p[0], p[1]);
-		else if (n == 1)
+		else if (c == 1 || !u) /* a control byte, or not UTF-8 */
 			t = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", p[0]);
 		else
-			t = (size_t)snprintf(tmp, sizeof(tmp), "%c", *p);
+			t = (size_t)snprintf(tmp, sizeof(tmp), "%.*s", (int)u,
+					     (const char *)p);
 		if (o + t >= len)
 			break;
 		memcpy(buf + o, tmp, t);
 		o += t;
-		if (n == 2)
-			p++;
+		p += c == 2 ? 2 : !u ? 1 : u;
 	}
 	buf[o] = '\0';
 	return buf;

@@ -139,6 +139,18 @@ static bool set(struct settings *s, const char *key, const char *val,
 	}
 	if (!val || !valid(key, val))
 		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
+	/*
+	 * Values go into the daemon's option list (and the unit's
+	 * environment): a comma would end the option and start another
+	 * ("fuse_dev = /dev/fuse,suid"), so would quotes and control
+	 * characters elsewhere.
+	 */
+	if (val[strcspn(val, ",\"'")] || !famfs_name_is_clean(val)) {
+		char esc[FAMFS_ESCAPED_LEN(256)];
+
+		fail("%s: bad value for %s: '%s': a comma, quote or control character is mount option syntax, not part of a value",
+		     where, key, famfs_escape(val, esc, sizeof(esc)));
+	}
 	if (!strcmp(key, "fallback"))
 		replace(&s->fallback, val);
 	else if (!strcmp(key, "role"))

@@ -499,9 +499,12 @@ int cli_file_open(struct cli_file *f, const struct cli_fs *fs,
 	f->fd = -1;
 	cli_show(fs, rel, f->name, sizeof(f->name));
 	if (fs->mounted) {
+		char path[PATH_MAX + 96];
 		struct stat st;
 
-		f->fd = open(f->name, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		/* f->name is escaped for messages: open the real name */
+		cli_mount_path(fs, rel, path, sizeof(path));
+		f->fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 		if (f->fd < 0) {
 			int err = errno;
 

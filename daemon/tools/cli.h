@@ -158,7 +158,7 @@ struct cli_file {
 	int fd; /* mounted */
 	struct famfs_omf_fmap fmap; /* device */
 	uint64_t size;
-	char name[PATH_MAX + 96]; /* for messages */
+	char name[PATH_MAX + 96]; /* for messages only: escaped, never a path */
 };
 
 /*

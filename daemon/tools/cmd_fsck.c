@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs fsck: check a famfs and say what is wrong, in text or JSON. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,10 +41,12 @@ static void usage(FILE *f)
 		"  -B, --nbuckets=N   also show how files use N equal buckets of the\n"
 		"                     device (upstream's stripe bucket info)\n"
 		"      --repair       drop a damaged tail of the log, as a crash in the\n"
-		"                     middle of an append leaves it (master host only).\n"
-		"                     Damage followed by valid entries is not repaired:\n"
-		"                     that would lose complete entries. Long option only:\n"
-		"                     upstream's -r means --read.\n"
+		"                     middle of an append leaves it, and void a damaged\n"
+		"                     entry that intact ones follow (master host only).\n"
+		"                     An intact entry (valid CRC) that only the\n"
+		"                     superblock's geometry does not fit is kept: fix\n"
+		"                     the superblock. Long option only: upstream's -r\n"
+		"                     means --read.\n"
 		"  -M, --set-daxmode  move a devdax DEVICE to famfs_dax first (famfs mode)\n"
 		"  -?, --help         show this help\n"
 		"\n"
@@ -202,18 +205,21 @@ static void print_upstream(const struct famfs_fsck *r, bool human, int verbose)
 	}
 }
 
-/* Upstream's stripe bucket info (-B): how files use N equal buckets. */
-static void print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
+/*
+ * Upstream's stripe bucket info (-B): how files use N equal buckets. 0,
+ * or the exit status to add: more buckets than the device has allocation
+ * units is a usage error, anything else stopped the check.
+ */
+static int print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
 {
 	const double gib = 1024.0 * 1024 * 1024;
-	struct famfs_bucket_stats *b = calloc(n, sizeof(*b));
+	struct famfs_bucket_stats *b;
 	uint64_t overhang;
+	int rc = famfs_bucket_stats(dev, n, &b, &overhang);
 
-	if (!b || famfs_bucket_stats(dev, n, b, &overhang)) {
-		fprintf(stderr, "famfs fsck: -B %u: %s\n", n,
-			b ? famfs_errmsg() : "out of memory");
-		free(b);
-		return;
+	if (rc) {
+		fprintf(stderr, "famfs fsck: -B %u: %s\n", n, famfs_errmsg());
+		return rc == -EINVAL ? FAMFS_FSCK_USAGE : FAMFS_FSCK_FAILED;
 	}
 	printf("Stripe bucket info:\n");
 	printf("  Wasted overhang: %llu bytes (%llu au)\n",
@@ -242,6 +248,7 @@ static void print_buckets(struct famfs_dev *dev, unsigned int n, bool human)
 		}
 	}
 	free(b);
+	return 0;
 }
 
 /*
@@ -256,6 +263,12 @@ static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 		fprintf(stderr, "famfs fsck: not repaired: %s\n", famfs_errmsg());
 		return false;
 	}
+	if (rep.kept)
+		fprintf(stderr, "famfs fsck: kept %llu intact entr%s (index %llu%s) that the superblock does not fit: fix the superblock, not the log\n",
+			(unsigned long long)rep.kept,
+			rep.kept == 1 ? "y" : "ies",
+			(unsigned long long)rep.first_kept,
+			rep.kept == 1 ? "" : " and later");
 	if (rep.voided)
 		fprintf(stderr, "famfs fsck: repaired: voided %llu damaged entr%s (index %llu%s) before intact ones; dropped %llu at the end of the log\n",
 			(unsigned long long)rep.voided,
@@ -263,7 +276,7 @@ static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 			(unsigned long long)rep.first_voided,
 			rep.voided == 1 ? "" : " and later",
 			(unsigned long long)rep.dropped);
-	else
+	else if (rep.dropped || !rep.kept)
 		fprintf(stderr, "famfs fsck: repaired: dropped %llu damaged entr%s at the end of the log\n",
 			(unsigned long long)rep.dropped,
 			rep.dropped == 1 ? "y" : "ies");
@@ -384,7 +397,7 @@ bad:
 		print_text(argv[optind], &r, famfs_fsck_status(&r));
 		print_upstream(&r, human, verbose);
 		if (nbuckets && r.log_valid)
-			print_buckets(&dev, nbuckets, human);
+			status |= print_buckets(&dev, nbuckets, human);
 		if (verbose && r.log_valid) {
 			struct famfs_geometry g;
 			struct famfs_walk w;

@@ -142,6 +142,7 @@ static int shadow_logplay(const struct shadow_args *sh, const char *device,
 			  bool dryrun, bool verbose, int nargs, char **args)
 {
 	struct famfs_shadow_stats st;
+	char esc[FAMFS_ESCAPED_LEN(1024)];
 	const char *dir = sh->dir;
 	struct cli_fs fs;
 	int rc;
@@ -169,7 +170,8 @@ static int shadow_logplay(const struct shadow_args *sh, const char *device,
 		return CLI_FAIL;
 	rc = famfs_shadow_play(&fs.dev, dir, dryrun, sh->test, &st);
 	if (rc && rc != -EIO)
-		fprintf(stderr, "famfs logplay: %s\n", famfs_errmsg());
+		fprintf(stderr, "famfs logplay: %s\n",
+			famfs_escape(famfs_errmsg(), esc, sizeof(esc)));
 	printf("famfs logplay: shadow tree of %s in %s: %llu files, %llu directories (%llu already there)%s",
 	       fs.mounted ? fs.root : fs.dev.path, dir,
 	       (unsigned long long)st.files, (unsigned long long)st.dirs,
@@ -204,7 +206,7 @@ int cmd_logplay(int argc, char **argv)
 	struct famfs_geometry g;
 	struct famfs_walk walk;
 	struct cli_fs fs;
-	char sz[32];
+	char sz[32], esc[FAMFS_ESCAPED_LEN(1024)];
 	int c, rc, how = 0;
 
 	optind = 0;
@@ -294,7 +296,8 @@ int cmd_logplay(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "famfs logplay: the log is damaged at entry %llu: %s; run famfs fsck\n",
 			(unsigned long long)walk.valid,
-			walk.bad ? walk.why : famfs_errmsg());
+			famfs_escape(walk.bad ? walk.why : famfs_errmsg(), esc,
+				     sizeof(esc)));
 	if (!fs.mounted)
 		printf("famfs logplay: %s is not a mount; nothing to play (the daemon plays the log when it is mounted)\n",
 		       fs.dev.path);

@@ -259,7 +259,7 @@ static struct json_object *json_value(const char *v)
 		num = isdigit((unsigned char)v[i]);
 	if (num && !(n > 1 && v[0] == '0'))
 		return json_object_new_uint64(strtoull(v, NULL, 10));
-	return json_object_new_string(v);
+	return jstr(v);
 }
 
 static void print_json(const struct kmod *k, struct mnt *ms, unsigned int n,
@@ -360,7 +360,8 @@ static void print_text(const struct kmod *k, struct mnt *ms, unsigned int n)
 			print_fs_warnings(r, 11, setid_note(m));
 		}
 		if (m->unchecked[0])
-			printf("  log:       not read: %s\n", m->unchecked);
+			printf("  log:       not read: %s\n",
+			       famfs_escape(m->unchecked, esc, sizeof(esc)));
 		for (unsigned int k = 0; k < m->nproblems; k++)
 			printf("  problem:   %s\n",
 			       famfs_escape(m->problem[k], esc, sizeof(esc)));

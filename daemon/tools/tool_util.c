@@ -1,12 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool_util.h"
 
+struct json_object *jstr(const char *v)
+{
+	struct json_object *j;
+	size_t len;
+	char *buf;
+
+	if (famfs_utf8_valid(v))
+		return json_object_new_string(v);
+	/* JSON holds only UTF-8: the rest in famfs_escape()'s form */
+	len = FAMFS_ESCAPED_LEN(strlen(v));
+	buf = malloc(len);
+	if (!buf)
+		return json_object_new_string("");
+	j = json_object_new_string(famfs_escape(v, buf, len));
+	free(buf);
+	return j;
+}
+
 void jadd_str(struct json_object *o, const char *key, const char *v)
 {
-	json_object_object_add(o, key, json_object_new_string(v));
+	json_object_object_add(o, key, jstr(v));
 }
 
 void jadd_u64(struct json_object *o, const char *key, uint64_t v)
@@ -37,7 +56,7 @@ struct json_object *jadd_array(struct json_object *o, const char *key)
 
 void jpush_str(struct json_object *a, const char *v)
 {
-	json_object_array_add(a, json_object_new_string(v));
+	json_object_array_add(a, jstr(v));
 }
 
 void json_print(struct json_object *o)
@@ -67,8 +86,12 @@ const char *human_size(uint64_t bytes, char *buf, size_t len)
 void print_fs_warnings(const struct famfs_fsck *r, int width,
 		       const char *note)
 {
+	char esc[FAMFS_ESCAPED_LEN(sizeof(r->warnings[0]))];
+
+	/* warnings quote names from the log: never raw on a terminal */
 	for (unsigned int i = 0; i < r->nwarnings; i++)
-		printf("  %-*s%s%s\n", width, "warning:", r->warnings[i], note);
+		printf("  %-*s%s%s\n", width, "warning:",
+		       famfs_escape(r->warnings[i], esc, sizeof(esc)), note);
 	if (r->warnings_dropped)
 		printf("  %-*s... and %u more\n", width, "warning:",
 		       r->warnings_dropped);

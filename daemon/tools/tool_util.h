@@ -10,6 +10,11 @@
 
 #include "libfamfs.h"
 
+/*
+ * A JSON string of @v: @v itself when it is valid UTF-8, else its
+ * famfs_escape() form (JSON text is UTF-8; names need not be).
+ */
+struct json_object *jstr(const char *v);
 /* --json output is built with json-c: add a member to object @o. */
 void jadd_str(struct json_object *o, const char *key, const char *v);
 void jadd_u64(struct json_object *o, const char *key, uint64_t v);

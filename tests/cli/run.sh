@@ -672,6 +672,28 @@ t_fsck_exits() {
 }
 check "fsck exits 0, 1, 2, 8 and 16; --repair drops a torn tail (master only), voids damage in the middle" t_fsck_exits
 
+# Values that parse as numbers but mean nothing sensible are refused: a
+# bucket count that would allocate 192 GiB, a timeout of nan or inf.
+t_absurd_numbers() {
+	local img=$T/absurd.img mp=$T/absurd-mnt t
+	newimg "$img" 64M && mkdir -p "$mp" || return 1
+	run 16 F fsck -B 4294967295 "$img" &&
+		has_err "the device has only 32 allocation units" || return 1
+	grep -qi "out of memory" "$ERR" && { echo "# out of memory"; return 1; }
+	run 0 F fsck -B 32 "$img" && has_out "Bitmap range 31" || return 1
+	[ -x "$FUSED" ] || { echo "# $FUSED not built"; return 1; }
+	for t in nan -nan inf INFINITY 1e999 -1; do
+		if ! run 1 "$FUSED" -o daxdev="$img",timeout=$t "$mp" ||
+			! has_err "bad timeout=$t"; then
+			mountpoint -q "$mp" && umount "$mp"
+			return 1
+		fi
+	done
+	run 1 "$FUSED" -o daxdev="$img",timeout=0x1p3000 "$mp" || return 1
+	! mountpoint -q "$mp"
+}
+check "fsck -B more buckets than allocation units is a usage error (16); famfs-fused refuses timeout=nan, inf, -1" t_absurd_numbers
+
 t_logplay_device() {
 	local d=$T/logplay
 	mkdir -p "$d" && newimg "$d/l.img" 64M || return 1

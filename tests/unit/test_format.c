@@ -84,12 +84,48 @@ static void checksums(void **state)
 	assert_int_equal(famfs_sb_crc(&sb), 0x3ee484f3);
 }
 
+/*
+ * What the tools print of a name is UTF-8 without control characters:
+ * escapes for those and for every byte that is not UTF-8, the rest as is.
+ */
+static void escape_prints_utf8_only(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plain", "plain" },
+		{ "a\\b", "a\\\\b" },
+		{ "nl\n<0>x", "nl\\n<0>x" },
+		{ "esc\x1b[2J", "esc\\x1b[2J" },
+		{ "c1\xc2\x9b", "c1\\xc2\\x9b" },
+		{ "\xc3\xbc\xe5\x90\x8d", "\xc3\xbc\xe5\x90\x8d" },
+		{ "s\xff\xfe", "s\\xff\\xfe" },
+		{ "cut\xe5\x90", "cut\\xe5\\x90" },
+		{ "over\xc0\xaf", "over\\xc0\\xaf" },
+		{ "sur\xed\xa0\x80", "sur\\xed\\xa0\\x80" },
+		{ "big\xf4\x90\x80\x80", "big\\xf4\\x90\\x80\\x80" },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_string_equal(famfs_escape(cases[i].in, buf, sizeof(buf)),
+				    cases[i].out);
+		assert_true(famfs_utf8_valid(buf));
+		/* the first six are UTF-8 (control characters included) */
+		assert_int_equal(famfs_utf8_valid(cases[i].in), i < 6);
+	}
+	/* truncated at a whole character, never inside an escape */
+	assert_string_equal(famfs_escape("ab\xff", buf, 4), "ab");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(superblock_layout),
 		cmocka_unit_test(log_layout),
 		cmocka_unit_test(checksums),
+		cmocka_unit_test(escape_prints_utf8_only),
 	};
 
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);

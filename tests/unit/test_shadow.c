@@ -86,12 +86,37 @@ static void damaged_yaml_is_refused(void **state)
 	}
 }
 
+/* Nested brackets cost libyaml minutes; a tree file is never this big. */
+static void hostile_yaml_is_bounded(void **state)
+{
+	size_t n = 200 * 1024;
+	char *buf = malloc(n);
+	struct famfs_omf_file out;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, '[', n);
+	f = fmemopen(buf, n, "r");
+	assert_non_null(f);
+	assert_int_equal(famfs_shadow_parse(f, &out), -EFBIG);
+	assert_non_null(strstr(famfs_errmsg(), "larger than 65536 bytes"));
+	fclose(f);
+	f = fmemopen(buf, 60000, "r");
+	assert_non_null(f);
+	assert_int_equal(famfs_shadow_parse(f, &out), -EINVAL);
+	assert_non_null(strstr(famfs_errmsg(), "nested deeper than 16"));
+	fclose(f);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(simple_file_round_trips),
 		cmocka_unit_test(interleaved_file_round_trips),
 		cmocka_unit_test(damaged_yaml_is_refused),
+		cmocka_unit_test(hostile_yaml_is_bounded),
 	};
 
 	return cmocka_run_group_tests_name("shadow", tests, NULL, NULL);
