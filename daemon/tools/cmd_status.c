@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +41,8 @@ static void usage(FILE *f)
 		"with whether the mount honours them (only with -o suid); they do not\n"
 		"make a mount unhealthy.\n"
 		"\n"
-		"A mount is healthy when its daemon answers (.meta/.status can be read),\n"
+		"A mount is healthy when its daemon answers (.meta/.status can be read\n"
+		"within 2 s: a stopped or hung daemon is reported, not waited for),\n"
 		"its superblock and log check clean (no damaged entry, no two files\n"
 		"sharing memory) and the kernel has not marked its\n"
 		"device failed after a memory error (\"memory:\", the device's famfs_health\n"
@@ -70,6 +72,7 @@ static void usage(FILE *f)
 
 #define KMOD_NAME "famfs_fuse"
 #define WATCH_PERIOD_MS 5000
+#define PROBE_MS 2000
 
 /* The famfs kernel module, from /sys/module ($FAMFS_SYSFS for tests). */
 struct kmod {
@@ -159,12 +162,49 @@ static const char *kv(const struct mnt *m, const char *key)
 	return NULL;
 }
 
+/*
+ * Does @path answer a read within PROBE_MS? A daemon that is stopped
+ * (SIGSTOP, a debugger) or wedged leaves every read of its mount waiting,
+ * and status (or famfs.service's --watch) with it: read in a child and
+ * give up on it. A child still in the kernel after SIGKILL (a request the
+ * daemon took and never answered) is left to finish on its own.
+ */
+static bool answers(const char *path)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return true; /* cannot tell: read it as before */
+	if (pid == 0) {
+		char buf[64];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		_exit(fd >= 0 && read(fd, buf, sizeof(buf)) >= 0 ? 0 : 1);
+	}
+	for (int ms = 0; ms < PROBE_MS; ms += 10) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return true;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	for (int ms = 0; ms < 1000 && waitpid(pid, &st, WNOHANG) != pid;
+	     ms += 10)
+		usleep(10000);
+	return false;
+}
+
 static void read_status(struct mnt *m)
 {
 	char path[PATH_MAX + 32], line[PATH_MAX + 64];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/.meta/.status", m->dir);
+	if (!answers(path)) {
+		problem(m, "the daemon does not answer: %s was not read within %d ms (is famfs-fused stopped or hung?)",
+			path, PROBE_MS);
+		return;
+	}
 	f = fopen(path, "r");
 	if (!f) {
 		problem(m, "cannot read %s: %s%s", path, strerror(errno),
