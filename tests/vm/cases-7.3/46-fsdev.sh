@@ -5,7 +5,7 @@
 # error (notify_failure), the file it names in the log (patch 0007) and its
 # record across claims (finding 15 on 7.3). minifuse serves hello (22
 # bytes) from offset 0 of /dev/dax0.0 (from 2 MiB for the memory error).
-plan 20
+plan 21
 FF=/lib/modules/famfs_fuse.ko
 mkdir -p /mnt/f /mnt/g
 drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)"; }
@@ -96,6 +96,36 @@ t "the process that held the mapping gets SIGBUS on its next access" sh -c "
 	cat /tmp/h46; echo exit $rc46; [ $rc46 -eq \$((128 + 7)) ]"
 gone() { umount /mnt/f && famfs_idle && dax_bind fsdev_dax; }
 t "unmount after the unbind; fsdev_dax bound again" gone
+# A page that only a pipe holds while its mount goes away (second
+# review, finding 2): the umount waits in the eviction of hello
+# (dax_break_layout_final) with its super block already off the
+# connection's list of mounts. An unbind of fsdev_dax meanwhile must wait
+# until that inode has dropped its dax entry, for fsdev_dax frees the
+# struct pages right after. (Before the fix the unbind returned at once
+# and draining the pipe oopsed on the freed page.)
+pinned_umount() {
+	rm -f /tmp/pu-r /tmp/pu-g
+	minifuse -F /mnt/f || return 1
+	fvt pinpage /mnt/f/hello /tmp/pu-r /tmp/pu-g >/tmp/pu.out 2>&1 &
+	p=$!
+	wait_for /tmp/pu-r 20 || { cat /tmp/pu.out; return 1; }
+	umount /mnt/f &
+	m=$!
+	sleeps_in $m dax_break_layout_final 20; parked=$?
+	a=$(fvt now); mark pinned-unbind
+	echo dax0.0 >/sys/bus/dax/drivers/fsdev_dax/unbind &
+	u=$!
+	sleeps_in $u famfs_fsdev_notify_failure 20; w=$?
+	sleep 2; kill -0 $u 2>/dev/null; still=$?
+	touch /tmp/pu-g; wait $p; pr=$?; wait $m; mr=$?; wait $u; ur=$?
+	report "# measure: unbind of dax0.0 while a umount waits for a page pinned in a pipe, drained 2 s after the unbind was seen waiting: $(awk -v a=$a -v b=$(fvt now) "BEGIN { printf \"%.3f\", b - a }") s"
+	cat /tmp/pu.out
+	echo "umount parked: $parked, unbind asleep in the wait: $w," \
+		"still waiting 2 s later: $still (0: yes), drain $pr, umount $mr, unbind $ur"
+	famfs_idle && dax_bind fsdev_dax && [ $parked = 0 ] && [ $w = 0 ] &&
+		[ $still = 0 ] && [ $pr = 0 ] && [ $mr = 0 ] && [ $ur = 0 ]
+}
+t "unbind while a umount waits for a pinned page: waits for the eviction" pinned_umount
 # A memory error on a mapped famfs page; hello's map is here one extent at
 # offset 2 MiB of device 0.
 poison() {
