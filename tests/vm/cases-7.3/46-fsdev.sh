@@ -5,7 +5,7 @@
 # error (notify_failure), the file it names in the log (patch 0007) and its
 # record across claims (finding 15 on 7.3). minifuse serves hello (22
 # bytes) from offset 0 of /dev/dax0.0 (from 2 MiB for the memory error).
-plan 21
+plan 23
 FF=/lib/modules/famfs_fuse.ko
 mkdir -p /mnt/f /mnt/g
 drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)"; }
@@ -126,6 +126,50 @@ pinned_umount() {
 		[ $still = 0 ] && [ $pr = 0 ] && [ $mr = 0 ] && [ $ur = 0 ]
 }
 t "unbind while a umount waits for a pinned page: waits for the eviction" pinned_umount
+# A server that names a device number which is no live dax device bound
+# to fsdev_dax (second review, finding 4): the dax-core minor of a pmem
+# namespace (fsdax mode: a dax device with no node and no dev_dax), and the
+# number of a devdax device that is gone. The kernel must refuse them
+# before it touches them. (Before: the first was a NULL dereference in
+# fs_dax_get(), the second oopsed there on the freed device's memory.)
+node_of() { set -- $(stat -c "%t %T" "$1") && echo "$((0x$1)) $((0x$2))"; }
+# refuses_node NODE: a server naming NODE: reading hello fails with EIO
+refuses_node() {
+	minifuse -F -D "$1" /mnt/g || return 1
+	fvt expect EIO read /mnt/g/hello
+	r=$?
+	umount /mnt/g
+	return $r
+}
+pmem_minors() {
+	local maj m n=0 live
+	ndctl create-namespace -f -e namespace1.0 -m fsdax >/dev/null &&
+		wait_for /dev/pmem1 10 || return 1
+	live=$(node_of /dev/dax0.0)
+	maj=${live% *}
+	# every minor of the dax core but dax0.0's (live, ours)
+	for m in $(seq 0 15); do
+		[ "$maj $m" = "$live" ] && continue
+		rm -f /tmp/daxm && mknod /tmp/daxm c "$maj" "$m" &&
+			refuses_node /tmp/daxm || { echo "minor $m"; return 1; }
+		n=$((n + 1))
+	done
+	echo "dax-core minors refused: $n"
+	famfs_idle
+}
+t "a server naming a dax-core minor with no devdax device: EIO, no oops" pmem_minors
+stale_devdax() {
+	local n
+	ndctl create-namespace -f -e namespace1.0 -m devdax --align=2M >/dev/null &&
+		wait_for /dev/dax1.0 10 || return 1
+	n=$(node_of /dev/dax1.0)
+	ndctl create-namespace -f -e namespace1.0 -m raw >/dev/null &&
+		[ ! -e /dev/dax1.0 ] || return 1
+	echo "dax1.0 was $n"
+	rm -f /tmp/stale && mknod /tmp/stale c $n && refuses_node /tmp/stale &&
+		famfs_idle
+}
+t "a server naming a devdax device that is gone: EIO, no oops" stale_devdax
 # A memory error on a mapped famfs page; hello's map is here one extent at
 # offset 2 MiB of device 0.
 poison() {

@@ -13,9 +13,9 @@ case $(uname -r) in
 *) drv=fsdev_dax raw=0 FMAP_BIT=44 ;;
 esac
 export drv FMAP_BIT
-# 27 checks; on 7.3 four of them (famfs_dax's own) are skipped as
+# 28 checks; on 7.3 four of them (famfs_dax's own) are skipped as
 # impossible there, and said so.
-plan 27
+plan 28
 NO_FAMFS_DAX="impossible: on $(uname -r) the kernel's fsdev_dax serves famfs; famfs_dax, its raw node and famfs_health are 6.12's"
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
@@ -55,6 +55,17 @@ t "an unprivileged opener in a user namespace cannot redirect the device" sh -c 
 	userns 65534 /dev/dax1.0 /dev/dax0.0 fvt check /mnt/f/hello 0 22 70; a=$?
 	fvt check /mnt/f/hello 0 22 70; b=$?
 	umount /mnt/f; echo "user namespace: $a, initial: $b"; [ $a = 0 ] && [ $b = 0 ]'
+# ... and it is looked up as the mounter (second review, finding 10): a
+# node that only root can reach serves the mount whatever user opens a
+# file first. (Before, the lookup ran as the first opener: uid 65534
+# opening hello first got EIO.)
+t "the device path is looked up as the mounter, not as the first opener" sh -c '
+	rm -rf /tmp/rootonly && mkdir -m 700 /tmp/rootonly || exit 1
+	set -- $(stat -c "%t %T" /dev/dax0.0) &&
+		mknod /tmp/rootonly/dax c $((0x$1)) $((0x$2)) || exit 1
+	minifuse -F -a -D /tmp/rootonly/dax /mnt/f || exit 1
+	userns 65534 - - fvt check /mnt/f/hello 0 22 70; r=$?
+	umount /mnt/f; echo "read as uid 65534 first: $r"; [ $r = 0 ]'
 
 # A famfs inode stays cached across attribute refreshes (minifuse's
 # attribute and entry timeouts are 1 s): one GET_FMAP for all opens.
