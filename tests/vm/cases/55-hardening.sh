@@ -13,9 +13,9 @@ case $(uname -r) in
 *) drv=fsdev_dax raw=0 FMAP_BIT=44 ;;
 esac
 export drv FMAP_BIT
-# 28 checks; on 7.3 four of them (famfs_dax's own) are skipped as
+# 30 checks; on 7.3 four of them (famfs_dax's own) are skipped as
 # impossible there, and said so.
-plan 28
+plan 30
 NO_FAMFS_DAX="impossible: on $(uname -r) the kernel's fsdev_dax serves famfs; famfs_dax, its raw node and famfs_health are 6.12's"
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
@@ -121,6 +121,58 @@ t "FUSE_NOTIFY_RETRIEVE for a famfs file is refused" sh -c '
 	fvt check /mnt/f/hello 0 22 70; r=$?; umount /mnt/f
 	grep notify-retrieve /tmp/ops; [ $r = 0 ] &&
 	grep -qx "notify-retrieve 22" /tmp/ops && ! grep -qx 41 /tmp/ops'
+# The page cache of a famfs file is its dax entries: a server must not be
+# able to drop them under a live mapping, neither with INVAL_INODE (minifuse
+# sends it for all of hello at each open) nor through an mtime that changes
+# with auto_inval_data (second review, finding 3). Before, 7.3 warned in
+# dax_disassociate_entry() (a page still mapped); 6.12 showed nothing.
+# map_hello MINIFUSE-ARG: minifuse serves, hello is mapped and read (its
+# 22 bytes, pattern 70) until /tmp/wm-g exists; the watcher's pid in $wm,
+# the length of the kernel log in $klog
+map_hello() {
+	rm -f /tmp/ops /tmp/wm-r /tmp/wm-g
+	minifuse -F "$1" -l /tmp/ops /mnt/f || return 1
+	klog=$(dmesg | wc -l)
+	fvt watchmap /mnt/f/hello 22 70 70 /tmp/wm-r /tmp/wm-g >/tmp/wm.out 2>&1 &
+	wm=$!
+	wait_for /tmp/wm-r 20 || { umount /mnt/f; return 1; }
+}
+# hello_rss: the resident size of the watcher's mapping of hello (kB)
+hello_rss() {
+	awk '/ \/mnt\/f\/hello$/ { m = 1; next } m && /^Rss:/ { print $2; exit }' \
+		/proc/$wm/smaps
+}
+# unmap_hello RSS: the mapping still has RSS kB resident (nothing dropped
+# it), the watcher reads the bytes again through it, they are there and
+# the kernel log is clean
+unmap_hello() {
+	local r now=$(hello_rss)
+	touch /tmp/wm-g; wait $wm; r=$?
+	cat /tmp/wm.out; umount /mnt/f
+	echo "resident: $1 kB, then $now kB"
+	! dmesg | tail -n +$((klog + 1)) | grep -E "WARNING|BUG|Oops" &&
+		[ $r = 0 ] && [ "$now" = "$1" ]
+}
+inval_inode() {
+	local n
+	map_hello -Ninval || return 1
+	rss=$(hello_rss)
+	cat /mnt/f/hello >/dev/null	# an open: INVAL_INODE under the mapping
+	unmap_hello "$rss" || return 1
+	n=$(grep -cx "notify-inval 0" /tmp/ops)
+	echo "INVAL_INODE sent and accepted: $n times"; [ "$n" = 2 ]
+}
+t "FUSE_NOTIFY_INVAL_INODE leaves a famfs file's mapping alone" inval_inode
+changed_mtime() {
+	local a b
+	map_hello -M || return 1
+	rss=$(hello_rss)
+	# past the 1 s attribute timeout each stat fetches a newer mtime
+	sleep 1.5; a=$(stat -c %Y /mnt/f/hello); sleep 1.5; b=$(stat -c %Y /mnt/f/hello)
+	unmap_hello "$rss" || return 1
+	echo "mtime $a, then $b"; [ "$a" != "$b" ]
+}
+t "a changed mtime (auto_inval_data) leaves a famfs file's mapping alone" changed_mtime
 # msync and fsync must push the CPU caches over the dirty pages out to the
 # memory (persistent or shared with other hosts). fs-dax does that only for
 # a device with its write cache set (famfs_dax sets it on 6.12, the claim of

@@ -18,8 +18,13 @@
  *     -P         mount without default_permissions (on by default)
  *     -a         mount with allow_other (other users may use the mount)
  *     -N KIND    when hello is opened, send FUSE_NOTIFY_STORE (KIND
- *                "store") or FUSE_NOTIFY_RETRIEVE ("retrieve") for it
- *                before answering, and log "notify-KIND ERRNO" (0: accepted)
+ *                "store"), FUSE_NOTIFY_RETRIEVE ("retrieve") or
+ *                FUSE_NOTIFY_INVAL_INODE of the whole page cache ("inval")
+ *                for it before answering, and log "notify-KIND ERRNO"
+ *                (0: accepted)
+ *     -M         accept FUSE_AUTO_INVAL_DATA, and give hello a newer mtime
+ *                in every attribute reply (the kernel then drops the
+ *                file's page cache at each attribute refresh)
  *     -b SIZE    the block size (st_blksize) the attributes give
  *                (default 4096)
  *     -S         hello is setuid and setgid and open to all (06777);
@@ -67,7 +72,8 @@
 static const char *init_file, *log_file;
 static int accept_famfs, drop_rawio, mount_norawio, twin, can_create, made;
 static const char *notify_kind;
-static int no_default_perms, allow_other;
+static int no_default_perms, allow_other, moving_mtime;
+static uint64_t hello_mtime;
 static unsigned int hello_mode = 0444, blksize = 4096;
 static int fmap_calls;
 static const char *fmap_mode = "good";
@@ -360,6 +366,31 @@ static int send_notify_retrieve(int fd, uint64_t nodeid)
 	return write(fd, m, sizeof(m)) == (ssize_t)sizeof(m) ? 0 : errno;
 }
 
+/* FUSE_NOTIFY_INVAL_INODE of all of @nodeid's page cache: 0 or errno. */
+static int send_notify_inval(int fd, uint64_t nodeid)
+{
+	char m[sizeof(struct fuse_out_header) +
+	       sizeof(struct fuse_notify_inval_inode_out)];
+	struct fuse_out_header oh = {
+		.len = sizeof(m), .error = FUSE_NOTIFY_INVAL_INODE,
+	};
+	struct fuse_notify_inval_inode_out in = { .ino = nodeid };
+
+	memcpy(m, &oh, sizeof(oh));
+	memcpy(m + sizeof(oh), &in, sizeof(in));
+	return write(fd, m, sizeof(m)) == (ssize_t)sizeof(m) ? 0 : errno;
+}
+
+/* FUSE_NOTIFY_@kind for @nodeid: 0 or errno. */
+static int send_notify(int fd, const char *kind, uint64_t nodeid)
+{
+	if (!strcmp(kind, "store"))
+		return send_notify_store(fd, nodeid);
+	if (!strcmp(kind, "retrieve"))
+		return send_notify_retrieve(fd, nodeid);
+	return send_notify_inval(fd, nodeid);
+}
+
 /* Clear (@on == 0) or set CAP_SYS_RAWIO in the effective set only. */
 static void effective_rawio(int on)
 {
@@ -408,6 +439,8 @@ static void fill_attr(struct fuse_attr *a, uint64_t ino)
 	} else {
 		a->mode = S_IFREG | hello_mode;
 		a->nlink = 1;
+		if (moving_mtime && ino == HELLO_INO)
+			a->mtime = ++hello_mtime;
 		a->size = strlen(HELLO);
 		a->blocks = 1;
 	}
@@ -477,6 +510,8 @@ static void serve(int fd)
 			out.max_background = 16;
 			out.congestion_threshold = 12;
 			out.time_gran = 1;
+			if (moving_mtime && (offered & FUSE_AUTO_INVAL_DATA))
+				out.flags |= FUSE_AUTO_INVAL_DATA;
 			if (accept_famfs &&
 			    (offered & FUSE_DAX_FMAP_FOR_MINOR(in->minor))) {
 				out.flags |= FUSE_INIT_EXT;
@@ -542,9 +577,7 @@ static void serve(int fd)
 		case FUSE_OPEN:
 			if (notify_kind && ih->nodeid == HELLO_INO && log)
 				fprintf(log, "notify-%s %d\n", notify_kind,
-					strcmp(notify_kind, "store") ?
-					send_notify_retrieve(fd, ih->nodeid) :
-					send_notify_store(fd, ih->nodeid));
+					send_notify(fd, notify_kind, ih->nodeid));
 			/* fall through */
 		case FUSE_OPENDIR: {
 			struct fuse_open_out out;
@@ -688,7 +721,7 @@ int main(int argc, char **argv)
 	char opts[192];
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:N:b:CFRTrPaS")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:i:l:m:D:x:N:b:CFMRTrPaS")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -734,8 +767,12 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			notify_kind = optarg;
-			if (strcmp(optarg, "store") && strcmp(optarg, "retrieve"))
+			if (strcmp(optarg, "store") && strcmp(optarg, "retrieve") &&
+			    strcmp(optarg, "inval"))
 				return 2;
+			break;
+		case 'M':
+			moving_mtime = 1;
 			break;
 		case 'b':
 			blksize = strtoul(optarg, NULL, 0);
