@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -147,6 +149,9 @@ size_t famfs_ext_request(struct fused *fs, const void *in, size_t inlen,
 	memcpy(&ih, in, sizeof(ih));
 	if (ih.len < sizeof(ih) || ih.len > inlen)
 		return 0;
+	/* Opcodes 54 and 55 are famfs's only in famfs mode. */
+	if (!fs->famfs_mode)
+		return 0;
 	switch (ih.opcode) {
 	case FUSE_GET_FMAP:
 		return get_fmap(fs, &ih, out, outsz);
@@ -156,6 +161,29 @@ size_t famfs_ext_request(struct fused *fs, const void *in, size_t inlen,
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The famfs module registers its device as misc "famfs-fuse", whose number
+ * sysfs gives: compared by number, so neither a node of another name nor
+ * the stock /dev/fuse passes.
+ */
+bool famfs_ext_module_fd(int fd)
+{
+	unsigned int maj, min;
+	struct stat st;
+	bool ours;
+	FILE *f;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return false;
+	f = fopen("/sys/class/misc/famfs-fuse/dev", "re");
+	if (!f)
+		return false;
+	ours = fscanf(f, "%u:%u", &maj, &min) == 2 &&
+	       st.st_rdev == makedev(maj, min);
+	fclose(f);
+	return ours;
 }
 
 /* INIT is on its way to libfuse: note whether famfs mode is on offer. */
@@ -169,8 +197,12 @@ static void saw_init(struct fused *fs, const struct fuse_in_header *ih,
 	       bodylen < sizeof(init) ? bodylen : sizeof(init));
 	fs->init_seen = true;
 	fs->init_unique = ih->unique;
-	/* The famfs bit moved with protocol 7.46 (famfs_fuse_abi.h). */
-	fs->dax_fmap = FUSE_DAX_FMAP_FOR_MINOR(init.minor);
+	/*
+	 * The famfs bit is the famfs module's, and moved with protocol 7.46
+	 * (famfs_fuse_abi.h): on another device, or a protocol no series
+	 * speaks, the same bit is some other feature.
+	 */
+	fs->dax_fmap = fs->module_dev ? FUSE_DAX_FMAP_FOR_MINOR(init.minor) : 0;
 	fs->dax_offered = (init.flags & FUSE_INIT_EXT) &&
 			  ((uint64_t)init.flags2 << 32 & fs->dax_fmap);
 	fs->famfs_mode = fs->dax_offered && fs->allow_famfs;

@@ -55,6 +55,7 @@ struct fused {
 	int fuse_fd;
 	bool famfs_mode; /* the kernel accepted FUSE_DAX_FMAP */
 	bool dax_offered;
+	bool module_dev;   /* fuse_fd is the famfs module's device */
 	uint64_t dax_fmap; /* FUSE_DAX_FMAP's bit for the kernel's protocol */
 	/*
 	 * A read-only mount in fallback mode whose kernel allows shared mmap
@@ -231,6 +232,8 @@ int famfs_ext_attach(struct fused *fs, struct fuse_session *se, int fd);
  */
 size_t famfs_ext_request(struct fused *fs, const void *in, size_t inlen,
 			 void *out, size_t outsz);
+/* Is @fd open on the famfs module's FUSE device (/dev/famfs-fuse)? */
+bool famfs_ext_module_fd(int fd);
 
 /* ---- readiness (main.c) ---- */
 void fused_ready(struct fused *fs, const char *err);

@@ -498,6 +498,7 @@ static void do_mount(struct fused *fs, const struct opts *o)
 		die("cannot open %s: %s", fs->fuse_dev, strerror(errno));
 	if (fstat(fs->fuse_fd, &st) < 0 || !S_ISCHR(st.st_mode))
 		die("%s is not a FUSE character device", fs->fuse_dev);
+	fs->module_dev = famfs_ext_module_fd(fs->fuse_fd);
 	snprintf(data, sizeof(data),
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other",
 		 fs->fuse_fd);

@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 	fs.role = famfs_role(&fs.dev);
 	fs.readonly = true;
 	fs.allow_famfs = argc == 3 && !strcmp(argv[2], "famfs");
+	fs.module_dev = fs.allow_famfs; /* as on /dev/famfs-fuse */
 	fs.famfs_mode = fs.allow_famfs; /* plain mode: as after INIT */
 	snprintf(fs.mountpoint, sizeof(fs.mountpoint), "(none)");
 	while ((n = read(STDIN_FILENO, in + inlen, sizeof(in) - inlen)) > 0)

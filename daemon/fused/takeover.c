@@ -245,6 +245,7 @@ bool fused_takeover_begin(struct fused *fs, const char *mountpoint)
 		return false;
 	}
 	fs->fuse_fd = conn;
+	fs->module_dev = famfs_ext_module_fd(conn);
 	adopting = true;
 	if (conn < 0 || state_fd < 0)
 		problem = conn < 0 ? "the connection is missing" :

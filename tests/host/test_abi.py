@@ -145,6 +145,8 @@ def test_other_opcodes_go_to_libfuse(files):
 INIT_IN = struct.Struct("<IIIII44x")       # fuse_init_in, 64 bytes
 INIT_OUT = struct.Struct("<IIIIHHIIHHI28x")  # fuse_init_out, 64 bytes
 FUSE_INIT, INIT_EXT, DAX_FMAP_HI = 26, 1 << 30, 1 << (43 - 32)
+# the protocol minor of the 6.12 famfs_fuse series, whose famfs bit is 43
+MINOR = 41
 
 
 def session(dev, famfs, reqs):
@@ -163,10 +165,11 @@ def session(dev, famfs, reqs):
     return replies
 
 
-def init_req(offer):
+def init_req(offer, minor=MINOR, flags2=None):
     flags = INIT_EXT | 0x1  # FUSE_ASYNC_READ, and flags2 present
-    return (FUSE_INIT, 0, INIT_IN.pack(7, 38, 128 << 10, flags,
-                                       DAX_FMAP_HI if offer else 0))
+    if flags2 is None:
+        flags2 = DAX_FMAP_HI if offer else 0
+    return (FUSE_INIT, 0, INIT_IN.pack(7, minor, 128 << 10, flags, flags2))
 
 
 def test_init_accepts_dax_fmap(files):
@@ -228,8 +231,7 @@ def test_init_direct_io_allow_mmap(files, famfs, dax_offer, dio_offer):
     dev, ino = files
     flags2 = (DAX_FMAP_HI if dax_offer else 0) | \
         (DIO_MMAP_HI if dio_offer else 0)
-    init = (FUSE_INIT, 0, INIT_IN.pack(7, 38, 128 << 10, INIT_EXT | 1,
-                                       flags2))
+    init = init_req(False, flags2=flags2)
     rep = session(dev, famfs, [
         init,
         (FUSE_OPEN, ino["dir/simple"], OPEN_IN.pack(os.O_RDONLY, 0)),
@@ -244,3 +246,42 @@ def test_init_direct_io_allow_mmap(files, famfs, dax_offer, dio_offer):
     assert (err, unique) == (0, 2)
     _, open_flags, _ = OPEN_OUT.unpack_from(rep[1], 16)
     assert bool(open_flags & FOPEN_DIRECT_IO) == want
+
+
+# ---- the famfs bit belongs to one protocol minor per series ------------
+
+BIT43, BIT44 = 1 << (43 - 32), 1 << (44 - 32)
+
+
+@pytest.mark.parametrize("minor,bit", [(41, BIT43), (46, BIT44)])
+def test_init_famfs_bit_of_each_series(files, minor, bit):
+    dev, ino = files
+    rep = session(dev, True, [init_req(True, minor, BIT43 | BIT44)])
+    flags2 = INIT_OUT.unpack_from(rep[0], 16)[10]
+    assert flags2 & (BIT43 | BIT44) == bit
+
+
+@pytest.mark.parametrize("minor", [38, 40, 42, 44, 45, 47, 50])
+def test_init_famfs_bit_unknown_minor_is_no_famfs(files, minor):
+    """A protocol no famfs_fuse series speaks may give bit 43 or 44 to
+    another feature: the daemon accepts neither, and then opcodes 54 and
+    55 are not famfs's: libfuse answers them (ENOSYS)."""
+    dev, ino = files
+    rep = session(dev, True, [
+        init_req(True, minor, BIT43 | BIT44),
+        (GET_FMAP, ino["striped"], b""),
+        (GET_DAXDEV, 0, struct.pack("<I", 0)),
+    ])
+    assert len(rep) == 3
+    assert INIT_OUT.unpack_from(rep[0], 16)[10] & (BIT43 | BIT44) == 0
+    for i in (1, 2):
+        assert OUT_HDR.unpack_from(rep[i])[1] == -errno.ENOSYS
+
+
+def test_init_famfs_bit_not_on_another_fuse_device(files):
+    """Without the famfs module's device (plain: the stock /dev/fuse),
+    the bit of the 6.12 series is not read as famfs mode either."""
+    dev, ino = files
+    rep = session(dev, False, [init_req(True), (GET_FMAP, ino["striped"], b"")])
+    assert INIT_OUT.unpack_from(rep[0], 16)[10] & DAX_FMAP_HI == 0
+    assert OUT_HDR.unpack_from(rep[1])[1] == -errno.ENOSYS

@@ -33,15 +33,18 @@ typedef uint64_t famfs_abi_u64;
 /*
  * INIT: offered by the kernel, accepted by the server to enable famfs mode.
  * Its bit depends on the protocol the kernel speaks (the minor of its INIT
- * request): up to 7.45 (the 6.12 series) it is bit 43, the bit upstream's
- * famfs series uses; from 7.46 on (the 7.3 series) bit 43 is
- * FUSE_HAS_IO_URING_BUFPOOL and famfs takes bit 44. This is the one place
- * the choice is written down.
+ * request), one entry per famfs_fuse series: 7.41 (the 6.12 series) uses
+ * bit 43, the bit upstream's famfs series uses; in 7.46 (the 7.3 series)
+ * bit 43 is FUSE_HAS_IO_URING_BUFPOOL and famfs takes bit 44. Any other
+ * minor has no famfs mode (0): a bit a later protocol gives another
+ * feature is never read as famfs. This is the one place the choice is
+ * written down.
  */
-#define FUSE_DAX_FMAP_PRE_7_46 (1ULL << 43) /* bit 11 of init flags2 */
-#define FUSE_DAX_FMAP_7_46 (1ULL << 44)	    /* bit 12 of init flags2 */
-#define FUSE_DAX_FMAP_FOR_MINOR(minor) \
-	((minor) >= 46 ? FUSE_DAX_FMAP_7_46 : FUSE_DAX_FMAP_PRE_7_46)
+#define FUSE_DAX_FMAP_7_41 (1ULL << 43) /* bit 11 of init flags2 */
+#define FUSE_DAX_FMAP_7_46 (1ULL << 44) /* bit 12 of init flags2 */
+#define FUSE_DAX_FMAP_FOR_MINOR(minor)                    \
+	((minor) == 41 ? FUSE_DAX_FMAP_7_41 :              \
+	 (minor) == 46 ? FUSE_DAX_FMAP_7_46 : 0ULL)
 
 #define FUSE_GET_FMAP 54   /* in: nodeid (header); out: an fmap message */
 #define FUSE_GET_DAXDEV 55 /* in: fuse_get_daxdev_in; out: fuse_daxdev_out */
