@@ -7,9 +7,9 @@ t "famfs_fuse loaded, dax0.0 on the kernel's famfs driver" famfs_raw_load
 mkdir -p /mnt/f
 dmesg -c >/dev/null
 
-fmap_ok() {
+fmap_ok() { # FMAP-MODE [DAXDEV-MODE]
 	rm -f /tmp/ops
-	minifuse -F -m "$1" -l /tmp/ops /mnt/f || return 1
+	minifuse -F -m "$1" -x "${2:-good}" -l /tmp/ops /mnt/f || return 1
 	for i in 1 2 3; do
 		# hello's 22 bytes are the first bytes of device 0 in every
 		# good map: read(2) and mmap give the device's bytes.
@@ -97,8 +97,8 @@ notchr|device path is not a character device
 notdax|device is not a dax device bound to $FMAP_DRV
 noterm|device name is not terminated"
 # 1 load, 3 good maps, the 24 bad maps and 8 bad devices, 2 cross-links,
-# 10 more (a list that grows without the plan fails the case).
-plan 48
+# 11 more (a list that grows without the plan fails the case).
+plan 49
 
 for m in good good-multi good-iext; do
 	t "fmap $m: open works, one GET_FMAP for three opens" fmap_ok $m
@@ -176,6 +176,12 @@ fmap_fuzz() { # COUNT FIRST-SEED
 	[ $r = 0 ] && [ $served -gt 0 ] && [ $refused -gt 0 ]
 }
 t "200 random GET_FMAP replies: each served (read and mmap) or refused" fmap_fuzz 200 1
+# Upstream's kernel series sends GET_DAXDEV with the device index in the
+# request's nodeid and no body, and upstream's server reads it there: the
+# kernel sends both forms at once (issue "drop-in, round 2", item 3;
+# before, the nodeid was hello's, 2, and the open failed).
+t "a server that reads the device index from nodeid (upstream's) is served" \
+	fmap_ok good upstream
 t "ENODATA for GET_FMAP: a plain FUSE file" sh -c '
 	minifuse -F -m nodata /mnt/f &&
 	[ "$(cat /mnt/f/hello)" = "hello from famfs_fuse" ]; r=$?; umount /mnt/f; exit $r'

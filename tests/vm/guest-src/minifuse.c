@@ -36,7 +36,9 @@
  *                "fuzz:SEED": a good map changed at random, fuzz_reply())
  *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
  *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
- *                "good")
+ *                "good"; "upstream": as upstream's famfs server does, the
+ *                device index taken from the request's nodeid, not its
+ *                body)
  *     -C         answer FUSE_CREATE of "made": a new file with hello's
  *                attributes and map, found by later lookups
  *     -T         also serve "twin", a second file with hello's attributes
@@ -636,7 +638,11 @@ static void serve(int fd)
 		case FUSE_GET_DAXDEV: {
 			struct fuse_get_daxdev_in *in = arg;
 			struct fuse_daxdev_out out;
-			int len = daxdev_reply(in->daxdev_num, &out);
+			/* upstream's server: the index is the nodeid */
+			uint32_t idx = strcmp(daxdev_mode, "upstream") ?
+					       in->daxdev_num :
+					       (uint32_t)ih->nodeid;
+			int len = daxdev_reply(idx, &out);
 
 			if (len < 0)
 				reply(fd, ih->unique, len, NULL, 0);
@@ -712,7 +718,7 @@ static const char *const fmap_modes[] = {
 };
 static const char *const daxdev_modes[] = {
 	"good", "short", "error", "badindex", "relative", "missing",
-	"notchr", "notdax", "noterm", NULL
+	"notchr", "notdax", "noterm", "upstream", NULL
 };
 
 int main(int argc, char **argv)
