@@ -31,6 +31,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -75,6 +77,10 @@ struct tko_state {
 	char mountpoint[PATH_MAX];
 	char fuse_dev[PATH_MAX];
 };
+
+/* /dev/fuse: misc device 10:229, fixed by the kernel */
+#define FUSE_MISC_MAJOR 10
+#define FUSE_MISC_MINOR 229
 
 static struct tko_state st;
 static int state_fd = -1;
@@ -169,6 +175,26 @@ static void drop(struct fused *fs, const char *mountpoint, const char *why,
 	memset(&st, 0, sizeof(st));
 }
 
+/* Is @fd open on a FUSE device: the stock /dev/fuse or the famfs module's? */
+static bool fuse_device_fd(int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0 || !S_ISCHR(sb.st_mode))
+		return false;
+	return sb.st_rdev == makedev(FUSE_MISC_MAJOR, FUSE_MISC_MINOR) ||
+	       famfs_ext_module_fd(fd);
+}
+
+/* Does every string of the state end inside its field? */
+static bool state_strings_ok(void)
+{
+	return memchr(st.devno, 0, sizeof(st.devno)) &&
+	       memchr(st.devpath, 0, sizeof(st.devpath)) &&
+	       memchr(st.mountpoint, 0, sizeof(st.mountpoint)) &&
+	       memchr(st.fuse_dev, 0, sizeof(st.fuse_dev));
+}
+
 /*
  * Why the state cannot be used, or NULL. @detach is cleared when the
  * mount at @mountpoint, if any, is not the one the connection serves.
@@ -180,6 +206,15 @@ static const char *state_problem(int conn, const char *mountpoint, char *buf,
 	ssize_t got = pread(state_fd, &st, sizeof(st), 0);
 	char devno[32];
 
+	/*
+	 * The store is root's, but what is in it is checked like any input:
+	 * a connection that is no FUSE device, or a state whose strings run
+	 * past their fields, leaves every mount alone.
+	 */
+	if (!fuse_device_fd(conn)) {
+		*detach = false;
+		return "the stored connection is not a FUSE device";
+	}
 	if (got < (ssize_t)offsetof(struct tko_state, failed) ||
 	    memcmp(st.magic, STATE_MAGIC, sizeof(st.magic)))
 		return "its state is not ours";
@@ -188,6 +223,10 @@ static const char *state_problem(int conn, const char *mountpoint, char *buf,
 			 "it was kept by an incompatible famfs-fused (state version %u, size %u; this one reads version %u, size %zu)",
 			 st.version, st.size, STATE_VERSION, sizeof(st));
 		return buf;
+	}
+	if (got != (ssize_t)sizeof(st) || !state_strings_ok()) {
+		*detach = false;
+		return "its state is damaged (short, or a name runs past its field)";
 	}
 	if (strcmp(st.mountpoint, mountpoint)) {
 		snprintf(buf, len, "it serves %s", st.mountpoint);

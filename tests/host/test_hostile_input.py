@@ -7,6 +7,7 @@ forged fd store. Each test is the attack, made as the attacker would
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -489,3 +490,84 @@ def test_repair_never_drops_intact_entries_for_a_superblock_size(
     assert "6 files" in p.stdout, p.stdout
     for i in range(1, 7):
         master.famfs("verify", "-D", dev, "-S", str(i), "-f", "f%d" % i)
+
+
+# ---- a forged fd store (root only) ---------------------------------------
+
+def _handed_over(tmp_path, master, device, mounts):
+    """A daemon that stored its connection and state, then handed over
+    (exit 75): what the fd store holds for the next daemon."""
+    from test_restart import (FakeSystemd, HANDOVER_EXIT, _first_daemon,
+                              _wait_exit)
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+    p.send_signal(signal.SIGUSR1)
+    _wait_exit(p)
+    assert p.returncode == HANDOVER_EXIT
+    return sd, m, mnt, log
+
+
+def _next_daemon(sd, m, master, device, mnt, log):
+    from test_restart import _daemon_argv
+    p = sd.start(_daemon_argv(device, mnt, log), master.env)
+    m.pid = p.pid
+    sd.wait(lambda: sd.ready == 2, "READY=1 from the next daemon")
+    return p
+
+
+def _stop(p):
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def test_takeover_refuses_a_connection_that_is_no_fuse_device(
+        tmp_path, master, device, mounts):
+    sd, m, mnt, log = _handed_over(tmp_path, master, device, mounts)
+    a, b = socket.socketpair()
+    p = None
+    try:
+        # root replaces the stored connection (the real one is closed:
+        # its mount is left without a daemon)
+        os.close(sd.store["famfs-conn"])
+        sd.store["famfs-conn"] = os.dup(a.fileno())
+        p = _next_daemon(sd, m, master, device, mnt, log)
+        text = m.log_text()
+        assert "not taking over the FUSE connection kept for %s: the " \
+            "stored connection is not a FUSE device" % mnt in text, text
+        assert "took over" not in text, text
+        # it serves a mount of its own
+        assert m.status()["takeovers"] == "0"
+    finally:
+        if p:
+            _stop(p)
+        a.close()
+        b.close()
+        sd.close()
+
+
+def test_takeover_refuses_a_state_with_an_unterminated_string(
+        tmp_path, master, device, mounts):
+    sd, m, mnt, log = _handed_over(tmp_path, master, device, mounts)
+    p = None
+    try:
+        state = sd.store["famfs-state"]
+        size = struct.unpack("<I", os.pread(state, 4, 12))[0]
+        # the last string of the state, fuse_dev, filled to its end
+        os.pwrite(state, b"A" * 4096, size - 4096)
+        p = _next_daemon(sd, m, master, device, mnt, log)
+        text = m.log_text()
+        assert "not taking over the FUSE connection kept for %s: its " \
+            "state is damaged (short, or a name runs past its field)" \
+            % mnt in text, text
+        assert "took over" not in text, text
+        os.listdir(mnt)
+    finally:
+        if p:
+            _stop(p)
+        sd.close()
