@@ -198,6 +198,18 @@ calls() {
 }
 # flushes CMD...: CMD succeeds, and the function tracer saw it flush.
 flushes() { calls arch_wb_cache_pmem "$@"; }
+# traced NAME CMD: t NAME CMD, a check that counts calls with the function
+# tracer; a kernel built without one (the debug kernels) cannot count
+# them, and the check is skipped there as impossible, with the reason.
+[ -e /sys/kernel/tracing/trace ] ||
+	mount -t tracefs none /sys/kernel/tracing 2>/dev/null
+traced() {
+	if [ -e /sys/kernel/tracing/available_filter_functions ]; then
+		t "$@"
+	else
+		skip "$1" "impossible: $(uname -r) has no function tracer to count the calls with"
+	fi
+}
 msync_flushes() {
 	local r
 	minifuse -F /mnt/f || return 1
@@ -206,7 +218,7 @@ msync_flushes() {
 	umount /mnt/f
 	return $r
 }
-t "msync of a famfs mapping flushes the CPU caches" msync_flushes
+traced "msync of a famfs mapping flushes the CPU caches" msync_flushes
 # A server that gives a block size other than the page size left 6.12's
 # fs-dax unable to write the file back (i_blkbits follows the server's
 # blksize there): msync must say so, not succeed. 7.3's FUSE keeps the
@@ -242,10 +254,10 @@ mc_safe_read() {
 	umount /mnt/f
 	return $r
 }
-t "read(2) of a famfs file copies with machine-check recovery" mc_safe_read
+traced "read(2) of a famfs file copies with machine-check recovery" mc_safe_read
 case $(uname -r) in
 6.12.*) t "msync with a server-given 2 MiB block size fails with EIO" msync_blksize ;;
-*) t "msync with a server-given 2 MiB block size flushes the CPU caches" msync_blksize ;;
+*) traced "msync with a server-given 2 MiB block size flushes the CPU caches" msync_blksize ;;
 esac
 t "copy_file_range within a famfs file is not sent to the server" sh -c '
 	rm -f /tmp/ops; minifuse -F -l /tmp/ops /mnt/f || exit 1
