@@ -5,6 +5,7 @@ and configuration crafted to inject lines, options or bytes, and a
 forged fd store. Each test is the attack, made as the attacker would
 (an unprivileged user, uid 65534, where the item is about one)."""
 import json
+import re
 import os
 import shutil
 import signal
@@ -514,6 +515,11 @@ def _next_daemon(sd, m, master, device, mnt, log):
     p = sd.start(_daemon_argv(device, mnt, log), master.env)
     m.pid = p.pid
     sd.wait(lambda: sd.ready == 2, "READY=1 from the next daemon")
+    # and its word on the stored connection, whichever way it went
+    end = time.monotonic() + 20
+    while not re.search("took over|not taking over", m.log_text()):
+        assert time.monotonic() < end, m.log_text()
+        time.sleep(0.05)
     return p
 
 
