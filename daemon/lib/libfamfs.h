@@ -223,6 +223,8 @@ void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len);
  * shared memory. A no-op where the architecture keeps caches coherent.
  */
 void famfs_mem_flush(const void *addr, size_t len);
+/* The instruction famfs_mem_flush() uses on this CPU ("clflushopt"...). */
+const char *famfs_mem_flush_insn(void);
 /* Drop cached copies of a range so we see other hosts' writes. */
 void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len);
