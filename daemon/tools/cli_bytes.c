@@ -53,14 +53,22 @@ int cli_file_open(struct cli_file *f, const struct cli_fs *fs,
 	return 0;
 }
 
-ssize_t cli_file_pread(struct cli_file *f, void *buf, size_t len,
-		       uint64_t off)
+/*
+ * @len bytes at @off of @f, read into @buf (@out NULL) or written from
+ * @out: through the mount, to its end; from the device for a file of an
+ * unmounted famfs. A message says what failed.
+ */
+static ssize_t file_io(struct cli_file *f, void *buf, const void *out,
+		       size_t len, uint64_t off)
 {
+	const char *what = out ? "write" : "read";
 	size_t done = 0;
 
 	if (f->fd < 0) {
-		ssize_t n = famfs_data_read(&f->fs->dev, &f->fmap, f->size,
-					    off, buf, len);
+		ssize_t n = out ? famfs_data_write(&f->fs->dev, &f->fmap,
+						   f->size, off, out, len) :
+				  famfs_data_read(&f->fs->dev, &f->fmap,
+						  f->size, off, buf, len);
 
 		if (n < 0)
 			fprintf(stderr, "famfs: %s: %s\n", f->name,
@@ -68,55 +76,39 @@ ssize_t cli_file_pread(struct cli_file *f, void *buf, size_t len,
 		return n;
 	}
 	while (done < len) {
-		ssize_t n = pread(f->fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
+		off_t at = (off_t)(off + done);
+		ssize_t n = out ? pwrite(f->fd, (const char *)out + done,
+					 len - done, at) :
+				  pread(f->fd, (char *)buf + done, len - done,
+					at);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int err = errno;
+		if (n == 0 && !out)
+			break; /* the end of the file */
+		if (n <= 0) {
+			int err = n < 0 ? errno : ENOSPC;
 
-			fprintf(stderr, "famfs: read %s at %llu: %s\n", f->name,
-				(unsigned long long)(off + done), strerror(err));
+			fprintf(stderr, "famfs: %s %s at %llu: %s\n", what,
+				f->name, (unsigned long long)(off + done),
+				strerror(err));
 			return -err;
 		}
-		if (n == 0)
-			break;
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
 }
 
+ssize_t cli_file_pread(struct cli_file *f, void *buf, size_t len,
+		       uint64_t off)
+{
+	return file_io(f, buf, NULL, len, off);
+}
+
 ssize_t cli_file_pwrite(struct cli_file *f, const void *buf, size_t len,
 			uint64_t off)
 {
-	size_t done = 0;
-
-	if (f->fd < 0) {
-		ssize_t n = famfs_data_write(&f->fs->dev, &f->fmap, f->size,
-					     off, buf, len);
-
-		if (n < 0)
-			fprintf(stderr, "famfs: %s: %s\n", f->name,
-				famfs_errmsg());
-		return n;
-	}
-	while (done < len) {
-		ssize_t n = pwrite(f->fd, (const char *)buf + done, len - done,
-				   (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? errno : ENOSPC;
-
-			fprintf(stderr, "famfs: write %s at %llu: %s\n", f->name,
-				(unsigned long long)(off + done), strerror(err));
-			return -err;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	return file_io(f, NULL, buf, len, off);
 }
 
 void cli_file_close(struct cli_file *f)
