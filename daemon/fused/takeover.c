@@ -209,12 +209,11 @@ static const char *state_problem(int conn, const char *mountpoint, char *buf,
 	/*
 	 * The store is root's, but what is in it is checked like any input:
 	 * a connection that is no FUSE device, or a state whose strings run
-	 * past their fields, leaves every mount alone.
+	 * past their fields, is not taken over (as for any state we cannot
+	 * use, a famfs left at the mount point is detached).
 	 */
-	if (!fuse_device_fd(conn)) {
-		*detach = false;
+	if (!fuse_device_fd(conn))
 		return "the stored connection is not a FUSE device";
-	}
 	if (got < (ssize_t)offsetof(struct tko_state, failed) ||
 	    memcmp(st.magic, STATE_MAGIC, sizeof(st.magic)))
 		return "its state is not ours";
@@ -224,10 +223,8 @@ static const char *state_problem(int conn, const char *mountpoint, char *buf,
 			 st.version, st.size, STATE_VERSION, sizeof(st));
 		return buf;
 	}
-	if (got != (ssize_t)sizeof(st) || !state_strings_ok()) {
-		*detach = false;
+	if (got != (ssize_t)sizeof(st) || !state_strings_ok())
 		return "its state is damaged (short, or a name runs past its field)";
-	}
 	if (strcmp(st.mountpoint, mountpoint)) {
 		snprintf(buf, len, "it serves %s", st.mountpoint);
 		return buf;
