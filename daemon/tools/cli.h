@@ -151,6 +151,15 @@ const char *cli_show(const struct cli_fs *fs, const char *rel, char *buf,
 /* Start a writer, printing a message on failure. */
 int cli_writer_begin(struct cli_fs *fs, struct famfs_writer *w,
 		     const char *cmd);
+/*
+ * The start of every command that logs: open the famfs that holds @path
+ * for appending (cli_fs_open()) and take the writer's lock. -1 after
+ * printing why; nothing is left open then.
+ */
+int cli_writer_open(struct cli_fs *fs, struct famfs_writer *w,
+		    const char *device, const char *path, const char *cmd);
+/* Release what cli_writer_open() took. */
+void cli_writer_close(struct cli_fs *fs, struct famfs_writer *w);
 
 /* A famfs file opened for its bytes. */
 struct cli_file {
@@ -191,6 +200,10 @@ void cli_progress_end(struct cli_progress *p);
  */
 unsigned int cli_parallel(unsigned int threads, unsigned int n,
 			  int (*fn)(unsigned int i, void *arg), void *arg);
+/* -t N of creat and verify: 0 (one per CPU) to CLI_MAX_THREADS; -1 if bad. */
+int cli_parse_threads(const char *cmd, const char *arg, uint32_t *out);
+/* @threads, or the number of CPUs for 0. */
+uint32_t cli_threads_or_cpus(uint32_t threads);
 
 /* The test pattern of creat -r / verify -S (upstream's, for compatibility) */
 struct cli_pattern {

@@ -341,6 +341,23 @@ int cli_writer_begin(struct cli_fs *fs, struct famfs_writer *w,
 	return rc;
 }
 
+int cli_writer_open(struct cli_fs *fs, struct famfs_writer *w,
+		    const char *device, const char *path, const char *cmd)
+{
+	if (cli_fs_open(fs, device, path, true))
+		return -1;
+	if (!cli_writer_begin(fs, w, cmd))
+		return 0;
+	cli_fs_close(fs);
+	return -1;
+}
+
+void cli_writer_close(struct cli_fs *fs, struct famfs_writer *w)
+{
+	famfs_writer_end(w);
+	cli_fs_close(fs);
+}
+
 int cli_ns_load(struct cli_fs *fs, struct famfs_ns *ns, const char *cmd)
 {
 	struct famfs_walk walk;

@@ -463,7 +463,7 @@ static const char *base_name(const char *path, char *buf, size_t len)
 	return basename(buf);
 }
 
-int cmd_cp(int argc, char **argv)
+bool cp_parse(int argc, char **argv, struct cp_args *a, int *code)
 {
 	static const struct option opts[] = {
 		{ "recursive", no_argument, NULL, 'r' },
@@ -479,188 +479,234 @@ int cmd_cp(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *device = cli_device, *dest;
 	struct cli_interleave ilopt = { 0 };
-	struct famfs_interleave ilbuf;
-	char destrel[FAMFS_PATH_LEN];
-	const struct famfs_node *dn;
-	uint32_t threads = 1;
-	bool recursive = false, deref = false, dest_is_dir;
-	int c, nsrc;
-	unsigned int failed;
-	struct cp cp = { .own = { .uid = getuid(), .gid = getgid() } };
 	mode_t mask;
+	int c;
 
+	*a = (struct cp_args){ .device = cli_device, .threads = 1,
+			       .own = { .uid = getuid(), .gid = getgid() } };
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "rLm:u:g:t:cN:B:C:D:vh", opts,
 				NULL)) != -1) {
 		int r = cli_interleave_opt(&ilopt, c, optarg);
 
 		if (!r)
-			r = cli_owner_opt(&cp.own, c, optarg);
+			r = cli_owner_opt(&a->own, c, optarg);
 		if (r < 0)
 			goto usage_err;
 		if (r > 0)
 			continue;
 		switch (c) {
 		case 'r':
-			recursive = true;
+			a->recursive = true;
 			break;
 		case 'L':
-			deref = true;
+			a->dereference = true;
 			break;
 		case 't':
-			if (cli_parse_u32("-t", optarg, &threads))
+			if (cli_parse_u32("-t", optarg, &a->threads))
 				goto usage_err;
-			if (!threads)
-				threads = 1; /* upstream's -t0: no thread pool */
+			if (!a->threads)
+				a->threads = 1; /* upstream's -t0: no thread pool */
 			break;
 		case 'c':
-			cp.compare = true;
+			a->compare = true;
 			break;
 		case 'D':
-			device = optarg;
+			a->device = optarg;
 			break;
 		case 'v':
-			cp.verbose++;
+			a->verbose++;
 			break;
 		case 'h':
 		default:
 			if (cli_help_asked(c)) {
 				usage(stdout);
-				return CLI_OK;
+				*code = CLI_OK;
+				return false;
 			}
 			goto usage_err;
 		}
 	}
-	nsrc = argc - optind - 1;
-	if (nsrc < 1) {
+	if (argc - optind < 2) {
 		fprintf(stderr, "famfs cp: give at least one SOURCE and a DEST\n");
 		goto usage_err;
 	}
-	if (cli_interleave_finish(&ilopt, &ilbuf, &cp.il))
+	if (cli_interleave_finish(&ilopt, &a->il_buf, &a->il))
 		goto usage_err;
 	mask = umask(0);
 	umask(mask);
-	cp.own.mode &= ~(uint32_t)mask;
-	dest = argv[argc - 1];
-	/* As GNU cp: without -r a SOURCE that is a symlink is followed. */
-	cp.follow = deref || !recursive;
+	a->own.mode &= ~(uint32_t)mask;
+	a->sources = argv + optind;
+	a->nsources = argc - optind - 1;
+	a->dest = argv[argc - 1];
+	return true;
 
-	if (cli_fs_open(&cp.fs, device, dest, !cp.compare))
-		return CLI_FAIL;
-	if (cp.compare ? cli_relpath(&cp.fs, dest, destrel) :
-			 cli_relpath_new(&cp.fs, dest, destrel)) {
-		cli_fs_close(&cp.fs);
-		return CLI_FAIL;
+usage_err:
+	*code = cli_usage_error(CLI_USAGE);
+	return false;
+}
+
+/*
+ * Plan the copy of one SOURCE into @destrel: log its files (and, with -r,
+ * its directories). *@dest_is_dir becomes true once DEST is a directory.
+ */
+static void plan_source(struct cp *cp, const char *arg, bool recursive,
+			const char *destrel, bool *dest_is_dir)
+{
+	char rel[FAMFS_PATH_LEN], bn[PATH_MAX], src[PATH_MAX];
+	struct stat st;
+	size_t n;
+
+	/* "dir/" is "dir": paths below it are joined with one '/' */
+	n = (size_t)snprintf(src, sizeof(src), "%s", arg);
+	if (n >= sizeof(src)) {
+		fprintf(stderr, "famfs cp: %s: path too long\n", arg);
+		cp->errors++;
+		return;
 	}
-	if (cp.compare) {
-		/* Read only: a client may compare too. */
-		int rc = cli_ns_load(&cp.fs, &cp.w.ns, "cp");
-
-		if (rc) {
-			famfs_ns_free(&cp.w.ns);
-			cli_fs_close(&cp.fs);
-			return CLI_FAIL;
-		}
-	} else if (cli_writer_begin(&cp.fs, &cp.w, "cp")) {
-		cli_fs_close(&cp.fs);
-		return CLI_FAIL;
+	while (n > 1 && src[n - 1] == '/')
+		src[--n] = '\0';
+	if ((cp->follow ? stat(src, &st) : lstat(src, &st)) < 0) {
+		fprintf(stderr, "famfs cp: cannot stat %s: %s\n", src,
+			strerror(errno));
+		cp->errors++;
+		return;
 	}
-
-	dn = famfs_ns_resolve(&cp.w.ns, destrel);
-	dest_is_dir = dn && dn->is_dir;
-	if (dn && !dest_is_dir && (recursive || nsrc > 1)) {
-		fprintf(stderr, "famfs cp: %s exists and is not a directory\n",
-			show(&cp, destrel));
-		cp.errors++;
-		goto done;
+	if (S_ISLNK(st.st_mode)) {
+		skip_symlink(src);
+		return;
 	}
-	if (!dn && nsrc > 1 && !recursive) {
-		fprintf(stderr, "famfs cp: %s: with several sources the destination must be an existing directory\n",
-			show(&cp, destrel));
-		cp.errors++;
-		goto done;
-	}
-
-	for (int i = optind; i < argc - 1 && !cp.fatal; i++) {
-		char rel[FAMFS_PATH_LEN], bn[PATH_MAX], src[PATH_MAX];
-		size_t n;
-		struct stat st;
-
-		/* "dir/" is "dir": paths below it are joined with one '/' */
-		n = (size_t)snprintf(src, sizeof(src), "%s", argv[i]);
-		if (n >= sizeof(src)) {
-			fprintf(stderr, "famfs cp: %s: path too long\n", argv[i]);
-			cp.errors++;
-			continue;
-		}
-		while (n > 1 && src[n - 1] == '/')
-			src[--n] = '\0';
-		if ((cp.follow ? stat(src, &st) : lstat(src, &st)) < 0) {
-			fprintf(stderr, "famfs cp: cannot stat %s: %s\n", src,
-				strerror(errno));
-			cp.errors++;
-			continue;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			skip_symlink(src);
-			continue;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			if (!recursive) {
-				fprintf(stderr, "famfs cp: %s is a directory; not copied without -r\n",
-					src);
-				cp.errors++;
-				continue;
-			}
-			plan_dir(&cp, src, n, destrel,
-				 (uint32_t)st.st_mode & 0777, NULL);
-			dest_is_dir = true;
-			continue;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			fprintf(stderr, "famfs cp: %s: not a regular file or directory; skipped\n",
+	if (S_ISDIR(st.st_mode)) {
+		if (!recursive) {
+			fprintf(stderr, "famfs cp: %s is a directory; not copied without -r\n",
 				src);
-			cp.errors++;
-			continue;
+			cp->errors++;
+			return;
 		}
-		if (!dest_is_dir && recursive) {
-			/* -r: DEST is a directory, made on first use. */
-			if (ensure_dir(&cp, destrel, 0755))
-				continue;
-			dest_is_dir = true;
-		}
-		if (dest_is_dir) {
-			if (join(&cp, destrel, base_name(src, bn, sizeof(bn)), rel))
-				continue;
-		} else {
-			snprintf(rel, sizeof(rel), "%s", destrel);
-		}
-		plan_file(&cp, src, n, &st, rel);
+		plan_dir(cp, src, n, destrel, (uint32_t)st.st_mode & 0777,
+			 NULL);
+		*dest_is_dir = true;
+		return;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "famfs cp: %s: not a regular file or directory; skipped\n",
+			src);
+		cp->errors++;
+		return;
+	}
+	if (!*dest_is_dir && recursive) {
+		/* -r: DEST is a directory, made on first use. */
+		if (ensure_dir(cp, destrel, 0755))
+			return;
+		*dest_is_dir = true;
+	}
+	if (*dest_is_dir) {
+		if (join(cp, destrel, base_name(src, bn, sizeof(bn)), rel))
+			return;
+	} else {
+		snprintf(rel, sizeof(rel), "%s", destrel);
+	}
+	plan_file(cp, src, n, &st, rel);
+}
 
-done:
-	if (cp.fs.mounted && !cp.compare) {
-		/* The files are logged; copy without holding the log lock. */
-		famfs_writer_end(&cp.w);
+/*
+ * Open the famfs that holds DEST with its namespace loaded: under the
+ * writer's lock to copy, read only to compare (a client may compare).
+ */
+static int cp_open(struct cp *cp, const struct cp_args *a,
+		   char destrel[FAMFS_PATH_LEN])
+{
+	if (cli_fs_open(&cp->fs, a->device, a->dest, !a->compare))
+		return -1;
+	if (a->compare ? cli_relpath(&cp->fs, a->dest, destrel) :
+			 cli_relpath_new(&cp->fs, a->dest, destrel))
+		goto close;
+	if (!a->compare) {
+		if (!cli_writer_begin(&cp->fs, &cp->w, "cp"))
+			return 0;
+	} else if (!cli_ns_load(&cp->fs, &cp->w.ns, "cp")) {
+		return 0;
+	} else {
+		famfs_ns_free(&cp->w.ns);
 	}
-	cp.progress = cli_progress_start(cp.compare ? "compared" : "copied",
-					 cp.total);
-	failed = cli_parallel(threads, cp.nitems, copy_one, &cp);
-	cli_progress_end(cp.progress);
-	if (cp.compare)
-		famfs_ns_free(&cp.w.ns);
-	else if (!cp.fs.mounted)
-		famfs_writer_end(&cp.w);
-	for (unsigned int i = 0; i < cp.nitems; i++)
-		free(cp.items[i].src);
-	free(cp.items);
-	cli_fs_close(&cp.fs);
+close:
+	cli_fs_close(&cp->fs);
+	return -1;
+}
+
+/* Is DEST fit for what is copied into it? Says why not. */
+static bool dest_fits(struct cp *cp, const struct cp_args *a,
+		      const char *destrel, bool *dest_is_dir)
+{
+	const struct famfs_node *dn = famfs_ns_resolve(&cp->w.ns, destrel);
+
+	*dest_is_dir = dn && dn->is_dir;
+	if (dn && !*dest_is_dir && (a->recursive || a->nsources > 1)) {
+		fprintf(stderr, "famfs cp: %s exists and is not a directory\n",
+			show(cp, destrel));
+		return false;
+	}
+	if (!dn && a->nsources > 1 && !a->recursive) {
+		fprintf(stderr, "famfs cp: %s: with several sources the destination must be an existing directory\n",
+			show(cp, destrel));
+		return false;
+	}
+	return true;
+}
+
+/* Copy (or compare) the planned files, then let go of everything. */
+static unsigned int copy_and_end(struct cp *cp, uint32_t threads)
+{
+	unsigned int failed;
+
+	if (cp->fs.mounted && !cp->compare) {
+		/* The files are logged; copy without holding the log lock. */
+		famfs_writer_end(&cp->w);
+	}
+	cp->progress = cli_progress_start(cp->compare ? "compared" : "copied",
+					  cp->total);
+	failed = cli_parallel(threads, cp->nitems, copy_one, cp);
+	cli_progress_end(cp->progress);
+	if (cp->compare)
+		famfs_ns_free(&cp->w.ns);
+	else if (!cp->fs.mounted)
+		famfs_writer_end(&cp->w);
+	for (unsigned int i = 0; i < cp->nitems; i++)
+		free(cp->items[i].src);
+	free(cp->items);
+	cli_fs_close(&cp->fs);
+	return failed;
+}
+
+int cp_run(const struct cp_args *a)
+{
+	struct cp cp = { .il = a->il, .own = a->own, .compare = a->compare,
+			 .verbose = a->verbose,
+			 /* As GNU cp: without -r a symlink SOURCE is followed. */
+			 .follow = a->dereference || !a->recursive };
+	char destrel[FAMFS_PATH_LEN];
+	bool dest_is_dir;
+	unsigned int failed;
+
+	if (cp_open(&cp, a, destrel))
+		return CLI_FAIL;
+	if (!dest_fits(&cp, a, destrel, &dest_is_dir))
+		cp.errors++;
+	else
+		for (int i = 0; i < a->nsources && !cp.fatal; i++)
+			plan_source(&cp, a->sources[i], a->recursive, destrel,
+				    &dest_is_dir);
+	failed = copy_and_end(&cp, a->threads);
 	if (cp.fatal)
 		fprintf(stderr, "famfs cp: stopped early; files logged so far stay (rerun cp once there is room)\n");
 	return cp.errors || failed ? CLI_FAIL : CLI_OK;
+}
 
-usage_err:
-	return cli_usage_error(CLI_USAGE);
+int cmd_cp(int argc, char **argv)
+{
+	struct cp_args a;
+	int code;
+
+	return cp_parse(argc, argv, &a, &code) ? cp_run(&a) : code;
 }

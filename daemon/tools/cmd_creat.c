@@ -59,13 +59,11 @@ static void usage(FILE *f)
 		FAMFS_MAX_STRIPS);
 }
 
+/* A file of the command line, as creat works on it. */
 struct newfile {
-	const char *arg; /* as the user gave it */
+	const struct creat_file *f;
 	char rel[FAMFS_PATH_LEN];
-	uint64_t size;
-	uint64_t seed;
-	bool fill;
-	bool ok;
+	bool ok; /* made, or there with the right size: fill it if asked */
 };
 
 struct fillctx {
@@ -86,7 +84,7 @@ static int fill_one(unsigned int i, void *arg)
 	uint8_t *buf;
 	int rc = 0;
 
-	if (!nf->ok || !nf->fill)
+	if (!nf->ok || !nf->f->fill)
 		return 0;
 	if (cli_file_open(&f, ctx->fs, ctx->ns, nf->rel, true))
 		return -1;
@@ -95,7 +93,7 @@ static int fill_one(unsigned int i, void *arg)
 		cli_file_close(&f);
 		return -1;
 	}
-	cli_pattern_init(&pat, nf->seed);
+	cli_pattern_init(&pat, nf->f->seed);
 	while (off < f.size) {
 		size_t n = f.size - off < FILL_BUF ? (size_t)(f.size - off) :
 						     FILL_BUF;
@@ -116,13 +114,14 @@ static int fill_one(unsigned int i, void *arg)
 	if (!rc)
 		printf("famfs creat: filled %llu bytes of %s from seed %llu\n",
 		       (unsigned long long)f.size, f.name,
-		       (unsigned long long)nf->seed);
+		       (unsigned long long)nf->f->seed);
 	free(buf);
 	cli_file_close(&f);
 	return rc;
 }
 
-static int parse_multi(const char *arg, struct newfile *nf)
+/* -M FILE,SIZE[,SEED]: the name ends at the first comma. */
+static int parse_multi(const char *arg, struct creat_file *cf)
 {
 	char *copy = strdup(arg), *size, *seed;
 	int rc = -1;
@@ -139,13 +138,17 @@ static int parse_multi(const char *arg, struct newfile *nf)
 	seed = strchr(size, ',');
 	if (seed)
 		*seed++ = '\0';
-	nf->arg = arg; /* the name is the start of arg, up to the comma */
-	if (cli_parse_size("-M size", size, &nf->size))
+	if (snprintf(cf->name, sizeof(cf->name), "%s", copy) >=
+	    (int)sizeof(cf->name)) {
+		fprintf(stderr, "famfs creat: -M %s: path too long\n", arg);
+		goto out;
+	}
+	if (cli_parse_size("-M size", size, &cf->size))
 		goto out;
 	if (seed) {
-		if (cli_parse_number("-M seed", seed, 0, UINT64_MAX, &nf->seed))
+		if (cli_parse_number("-M seed", seed, 0, UINT64_MAX, &cf->seed))
 			goto out;
-		nf->fill = nf->seed != 0;
+		cf->fill = cf->seed != 0;
 	}
 	rc = 0;
 out:
@@ -153,7 +156,110 @@ out:
 	return rc;
 }
 
-int cmd_creat(int argc, char **argv)
+/* The single FILE of "creat -s SIZE [-r [-S SEED]] FILE". */
+static int parse_single(const char *name, uint64_t size, bool randomize,
+			bool have_seed, uint64_t seed, struct creat_file *cf)
+{
+	if (snprintf(cf->name, sizeof(cf->name), "%s", name) >=
+	    (int)sizeof(cf->name)) {
+		fprintf(stderr, "famfs creat: %s: path too long\n", name);
+		return -1;
+	}
+	cf->size = size;
+	if (!randomize)
+		return 0;
+	if (!have_seed) {
+		/* Upstream fills nothing here; say which seed we used. */
+		seed = ((uint64_t)time(NULL) ^ (uint64_t)getpid()) & 0xffffffffu;
+		if (!seed)
+			seed = 1;
+	}
+	if (!seed) {
+		fprintf(stderr, "famfs creat: seed 0 is not allowed (it means 'no fill')\n");
+		return -1;
+	}
+	cf->seed = seed;
+	cf->fill = true;
+	return 0;
+}
+
+/* What the options say beyond the -M files; checked once all are read. */
+struct creat_opts {
+	uint64_t size, seed;
+	bool randomize, have_seed;
+	struct cli_interleave il;
+};
+
+/* One option of creat; -1 for a usage error, 1 for the help. */
+static int creat_opt(struct creat_args *a, struct creat_opts *o, int c,
+		     const char *arg)
+{
+	int r = cli_interleave_opt(&o->il, c, arg);
+
+	if (!r)
+		r = cli_owner_opt(&a->own, c, arg);
+	if (r)
+		return r < 0 ? -1 : 0;
+	switch (c) {
+	case 's':
+		return cli_parse_size("-s", arg, &o->size) ? -1 : 0;
+	case 'S':
+		o->have_seed = true;
+		return cli_parse_number("-S", arg, 0, UINT64_MAX, &o->seed) ?
+			       -1 : 0;
+	case 'r':
+		o->randomize = true;
+		return 0;
+	case 'M':
+		if (parse_multi(arg, &a->files[a->nfiles]))
+			return -1;
+		a->nfiles++;
+		a->multi = true;
+		return 0;
+	case 't':
+		return cli_parse_threads("famfs creat", arg, &a->threads);
+	case 'D':
+		a->device = arg;
+		return 0;
+	case 'v':
+		a->verbose++;
+		return 0;
+	default:
+		return cli_help_asked(c) ? 1 : -1;
+	}
+}
+
+/* The FILE operand and the options that go with it. */
+static int creat_operands(struct creat_args *a, struct creat_opts *o,
+			  int nargs, char **args)
+{
+	if (o->have_seed && !o->randomize) {
+		fprintf(stderr, "famfs creat: -S (seed) needs -r (randomize)\n");
+		return -1;
+	}
+	if (a->multi) {
+		if (o->size || o->randomize || nargs) {
+			fprintf(stderr, "famfs creat: -M cannot be mixed with -s, -r, -S or a FILE argument\n");
+			return -1;
+		}
+	} else {
+		if (!nargs) {
+			fprintf(stderr, "famfs creat: no file given\n");
+			return -1;
+		}
+		if (nargs > 1) {
+			fprintf(stderr, "famfs creat: one FILE at a time (use -M for several)\n");
+			return -1;
+		}
+		if (parse_single(args[0], o->size, o->randomize, o->have_seed,
+				 o->seed, &a->files[0]))
+			return -1;
+		a->nfiles = 1;
+	}
+	return cli_interleave_finish(&o->il, &a->il_buf, &a->il);
+}
+
+bool creat_parse(int argc, char **argv, struct creat_args *a, int *code)
 {
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
@@ -170,228 +276,164 @@ int cmd_creat(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *device = cli_device;
-	struct cli_owner own = { .mode = 0644, .uid = geteuid(),
-				 .gid = getegid() };
-	uint32_t threads = 0;
-	uint64_t size = 0, seed = 0;
-	bool randomize = false, have_seed = false;
-	struct cli_interleave ilopt = { 0 };
-	struct famfs_interleave ilbuf;
-	const struct famfs_interleave *il;
-	struct newfile *files;
-	unsigned int nfiles = 0, nmulti = 0, failed = 0;
-	int verbose = 0, c, rc = CLI_OK;
-	struct famfs_writer w;
-	struct cli_fs fs;
+	struct creat_opts o = { 0 };
 	mode_t mask;
+	int c, r;
 
-	files = calloc((size_t)argc + 1, sizeof(*files));
-	if (!files)
-		return CLI_FAIL;
+	*a = (struct creat_args){ .device = cli_device,
+				  .own = { .mode = 0644, .uid = geteuid(),
+					   .gid = getegid() } };
+	a->files = calloc((size_t)argc + 1, sizeof(*a->files));
+	*code = CLI_FAIL;
+	if (!a->files)
+		return false;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "s:S:rM:t:m:u:g:N:B:C:D:vh", opts,
 				NULL)) != -1) {
-		int r = cli_interleave_opt(&ilopt, c, optarg);
-
-		if (!r)
-			r = cli_owner_opt(&own, c, optarg);
-		if (r < 0)
-			goto usage_err;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 's':
-			if (cli_parse_size("-s", optarg, &size))
-				goto usage_err;
-			break;
-		case 'S':
-			if (cli_parse_number("-S", optarg, 0, UINT64_MAX, &seed))
-				goto usage_err;
-			have_seed = true;
-			break;
-		case 'r':
-			randomize = true;
-			break;
-		case 'M':
-			if (parse_multi(optarg, &files[nmulti]))
-				goto usage_err;
-			nmulti++;
-			break;
-		case 't':
-			if (cli_parse_u32("-t", optarg, &threads))
-				goto usage_err;
-			if (threads > CLI_MAX_THREADS) {
-				fprintf(stderr, "famfs creat: -t %u: at most %u threads\n",
-					threads, CLI_MAX_THREADS);
-				goto usage_err;
-			}
-			break;
-		case 'D':
-			device = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-		default:
-			if (cli_help_asked(c)) {
-				usage(stdout);
-				free(files);
-				return CLI_OK;
-			}
-			goto usage_err;
+		r = creat_opt(a, &o, c, optarg);
+		if (r > 0) {
+			usage(stdout);
+			*code = CLI_OK;
 		}
+		if (r)
+			goto out;
 	}
-
-	if (have_seed && !randomize) {
-		fprintf(stderr, "famfs creat: -S (seed) needs -r (randomize)\n");
-		goto usage_err;
-	}
-	if (nmulti) {
-		if (size || randomize || optind < argc) {
-			fprintf(stderr, "famfs creat: -M cannot be mixed with -s, -r, -S or a FILE argument\n");
-			goto usage_err;
-		}
-		nfiles = nmulti;
-	} else {
-		if (optind == argc) {
-			fprintf(stderr, "famfs creat: no file given\n");
-			goto usage_err;
-		}
-		if (optind < argc - 1) {
-			fprintf(stderr, "famfs creat: one FILE at a time (use -M for several)\n");
-			goto usage_err;
-		}
-		files[0].arg = argv[optind];
-		files[0].size = size;
-		if (randomize) {
-			if (!have_seed) {
-				/* Upstream fills nothing here; say which seed we used. */
-				seed = ((uint64_t)time(NULL) ^ (uint64_t)getpid()) &
-				       0xffffffffu;
-				if (!seed)
-					seed = 1;
-			}
-			files[0].seed = seed;
-			files[0].fill = true;
-			if (!seed) {
-				fprintf(stderr, "famfs creat: seed 0 is not allowed (it means 'no fill')\n");
-				goto usage_err;
-			}
-		}
-		nfiles = 1;
-	}
-	if (cli_interleave_finish(&ilopt, &ilbuf, &il))
-		goto usage_err;
-
+	if (creat_operands(a, &o, argc - optind, argv + optind))
+		goto out;
 	mask = umask(0);
 	umask(mask);
-	own.mode &= ~(uint32_t)mask;
+	a->own.mode &= ~(uint32_t)mask;
+	return true;
+out:
+	if (*code != CLI_OK)
+		*code = cli_usage_error(CLI_USAGE);
+	creat_args_free(a);
+	return false;
+}
 
-	{
-		/* -M names end at their first comma */
-		char first[PATH_MAX];
+void creat_args_free(struct creat_args *a)
+{
+	free(a->files);
+	a->files = NULL;
+	a->nfiles = 0;
+}
 
-		snprintf(first, sizeof(first), "%.*s",
-			 (int)strcspn(files[0].arg, nmulti ? "," : ""),
-			 files[0].arg);
-		if (cli_fs_open(&fs, device, first, true)) {
-			free(files);
-			return CLI_FAIL;
-		}
+/*
+ * Log one file, or accept the one that is there with the right size.
+ * Returns 0 when @nf is ready to be filled, -ENOSPC when no later file
+ * can be made either, -1 for any other failure (said on stderr).
+ */
+static int creat_one(const struct creat_args *a, struct cli_fs *fs,
+		     struct famfs_writer *w, struct newfile *nf)
+{
+	char show[PATH_MAX + 96];
+	const struct famfs_node *n;
+	int r;
+
+	if (cli_relpath_new(fs, nf->f->name, nf->rel))
+		return -1;
+	cli_show(fs, nf->rel, show, sizeof(show));
+	n = famfs_ns_resolve(&w->ns, nf->rel);
+	if (n && n->is_dir) {
+		fprintf(stderr, "famfs creat: %s exists and is a directory\n",
+			show);
+		return -1;
 	}
-	if (cli_writer_begin(&fs, &w, "creat")) {
-		cli_fs_close(&fs);
+	if (n) {
+		if (nf->f->size && nf->f->size != n->size) {
+			fprintf(stderr, "famfs creat: %s exists with size %llu, not %llu\n",
+				show, (unsigned long long)n->size,
+				(unsigned long long)nf->f->size);
+			return -1;
+		}
+		if (a->verbose)
+			printf("famfs creat: %s exists with the right size; leaving it\n",
+			       show);
+		return 0;
+	}
+	if (!nf->f->size) {
+		fprintf(stderr, "famfs creat: %s: give a size > 0 with -s (famfs files are allocated when created)\n",
+			show);
+		return -1;
+	}
+	r = famfs_writer_creat(w, nf->rel, nf->f->size, a->own.mode,
+			       a->own.uid, a->own.gid, a->il, NULL);
+	if (r) {
+		fprintf(stderr, "famfs creat: %s: %s\n", show, famfs_errmsg());
+		return r == -ENOSPC ? -ENOSPC : -1;
+	}
+	if (a->verbose)
+		printf("famfs creat: created %s (%llu bytes%s)\n", show,
+		       (unsigned long long)nf->f->size,
+		       a->il ? ", interleaved" : "");
+	return 0;
+}
+
+/*
+ * Fill after the log lock is dropped: writing gigabytes must not stall
+ * other creators. Device mode keeps the writer's namespace for the
+ * fmaps, so it fills before ending the writer. Returns the failures.
+ */
+static unsigned int fill_and_end(const struct creat_args *a,
+				 struct cli_fs *fs, struct famfs_writer *w,
+				 struct newfile *files)
+{
+	struct fillctx ctx = { .fs = fs, .ns = &w->ns, .files = files };
+	unsigned int failed;
+
+	if (fs->mounted) {
+		famfs_writer_end(w);
+		ctx.ns = NULL;
+	}
+	failed = cli_parallel(cli_threads_or_cpus(a->threads), a->nfiles,
+			      fill_one, &ctx);
+	if (!fs->mounted)
+		famfs_writer_end(w);
+	return failed;
+}
+
+int creat_run(const struct creat_args *a)
+{
+	struct newfile *files = calloc(a->nfiles, sizeof(*files));
+	unsigned int failed;
+	struct famfs_writer w;
+	struct cli_fs fs;
+
+	if (!files ||
+	    cli_writer_open(&fs, &w, a->device, a->files[0].name, "creat")) {
 		free(files);
 		return CLI_FAIL;
 	}
-	for (unsigned int i = 0; i < nfiles; i++) {
-		struct newfile *nf = &files[i];
-		char name[PATH_MAX], show[PATH_MAX + 96];
-		const struct famfs_node *n;
-		int r;
+	for (unsigned int i = 0; i < a->nfiles; i++)
+		files[i].f = &a->files[i];
+	for (unsigned int i = 0; i < a->nfiles; i++) {
+		int r = creat_one(a, &fs, &w, &files[i]);
 
-		snprintf(name, sizeof(name), "%.*s",
-			 (int)strcspn(nf->arg, nmulti ? "," : ""), nf->arg);
-		if (cli_relpath_new(&fs, name, nf->rel))
-			continue;
-		cli_show(&fs, nf->rel, show, sizeof(show));
-		n = famfs_ns_resolve(&w.ns, nf->rel);
-		if (n && n->is_dir) {
-			fprintf(stderr, "famfs creat: %s exists and is a directory\n",
-				show);
-			continue;
-		}
-		if (n) {
-			if (nf->size && nf->size != n->size) {
-				fprintf(stderr, "famfs creat: %s exists with size %llu, not %llu\n",
-					show, (unsigned long long)n->size,
-					(unsigned long long)nf->size);
-				continue;
-			}
-			if (verbose)
-				printf("famfs creat: %s exists with the right size; leaving it\n",
-				       show);
-			nf->size = n->size;
-			nf->ok = true;
-			continue;
-		}
-		if (!nf->size) {
-			fprintf(stderr, "famfs creat: %s: give a size > 0 with -s (famfs files are allocated when created)\n",
-				show);
-			continue;
-		}
-		r = famfs_writer_creat(&w, nf->rel, nf->size, own.mode, own.uid,
-				       own.gid, il, NULL);
-		if (r) {
-			fprintf(stderr, "famfs creat: %s: %s\n", show,
-				famfs_errmsg());
-			/* Out of space or log: the rest would fail too. */
-			if (r == -ENOSPC)
-				break;
-			continue;
-		}
-		nf->ok = true;
-		if (verbose)
-			printf("famfs creat: created %s (%llu bytes%s)\n", show,
-			       (unsigned long long)nf->size,
-			       il ? ", interleaved" : "");
+		files[i].ok = r == 0;
+		/* Out of space or log: the rest would fail too. */
+		if (r == -ENOSPC)
+			break;
 	}
-
-	/*
-	 * Fill after the log lock is dropped: writing gigabytes must not
-	 * stall other creators. Device mode keeps the writer's namespace
-	 * for the fmaps, so it fills before ending the writer.
-	 */
-	struct fillctx ctx = { .fs = &fs, .ns = &w.ns, .files = files };
-
-	if (fs.mounted) {
-		famfs_writer_end(&w);
-		ctx.ns = NULL;
-	}
-	if (!threads) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		threads = n > 0 ? (uint32_t)n : 1;
-	}
-	failed = cli_parallel(threads, nfiles, fill_one, &ctx);
-	if (!fs.mounted)
-		famfs_writer_end(&w);
-
-	for (unsigned int i = 0; i < nfiles; i++)
+	failed = fill_and_end(a, &fs, &w, files);
+	for (unsigned int i = 0; i < a->nfiles; i++)
 		if (!files[i].ok)
 			failed++;
-	if (nmulti)
+	if (a->multi)
 		printf("famfs creat: %u of %u files created or present, %u failed\n",
-		       nfiles - failed, nfiles, failed);
-	if (failed)
-		rc = CLI_FAIL;
+		       a->nfiles - failed, a->nfiles, failed);
 	cli_fs_close(&fs);
 	free(files);
-	return rc;
+	return failed ? CLI_FAIL : CLI_OK;
+}
 
-usage_err:
-	free(files);
-	return cli_usage_error(CLI_USAGE);
+int cmd_creat(int argc, char **argv)
+{
+	struct creat_args a;
+	int code;
+
+	if (!creat_parse(argc, argv, &a, &code))
+		return code;
+	code = creat_run(&a);
+	creat_args_free(&a);
+	return code;
 }

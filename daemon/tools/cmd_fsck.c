@@ -283,7 +283,53 @@ static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 	return famfs_fsck(dev, r) == 0;
 }
 
-int cmd_fsck(int argc, char **argv)
+/* The options of fsck that are not in struct fsck_args. */
+static int fsck_opt(struct fsck_args *a, int c, int *how, char **argv)
+{
+	switch (c) {
+	case FSCK_OPT_REPAIR:
+		a->repair = true;
+		return 0;
+	case 'j':
+		a->json = true;
+		return 0;
+	case 'v':
+		a->verbose++;
+		return 0;
+	case 'h':
+		a->human = true;
+		return 0;
+	case 'B':
+		if (cli_parse_u32("-B", optarg, &a->nbuckets) || !a->nbuckets)
+			return cli_usage_error(FAMFS_FSCK_USAGE);
+		return 0;
+	case 'm':
+	case 'r':
+		/* upstream's -r is --read: never a repair */
+		if (*how && *how != c) {
+			fprintf(stderr, "famfs fsck: -m/--mmap and -r/--read are mutually exclusive\n");
+			return FAMFS_FSCK_USAGE;
+		}
+		*how = c;
+		return 0;
+	case 'f':
+		return 0; /* upstream accepts and ignores it too */
+	case 'L':
+		fprintf(stderr, "famfs fsck: -L/--load-module is refused: fsck does not load kernel modules\n");
+		return FAMFS_FSCK_USAGE;
+	case FSCK_OPT_HELP:
+		usage(stdout);
+		return -1;
+	default:
+		if (tool_qmark_help(c, argv)) {
+			usage(stdout);
+			return -1;
+		}
+		return cli_usage_error(FAMFS_FSCK_USAGE);
+	}
+}
+
+bool fsck_parse(int argc, char **argv, struct fsck_args *a, int *code)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -299,83 +345,82 @@ int cmd_fsck(int argc, char **argv)
 		{ "help", no_argument, NULL, FSCK_OPT_HELP },
 		{ 0 }
 	};
-	struct famfs_fsck r;
-	struct famfs_dev dev;
-	struct modeopt mode = { 0 };
-	bool json = false, repair = false, human = false;
-	int verbose = 0, c, m, status, how = 0;
-	uint32_t nbuckets = 0;
-	char where[PATH_MAX];
-	struct stat st;
+	int c, m, how = 0;
 
+	*a = (struct fsck_args){ 0 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jvhB:mrfL?" MODEOPT_SHORT, opts,
 				NULL)) != -1) {
-		m = modeopt_parse(&mode, "famfs fsck", c);
-		if (m < 0)
-			return FAMFS_FSCK_USAGE;
+		m = modeopt_parse(&a->mode, "famfs fsck", c);
+		if (m < 0) {
+			*code = FAMFS_FSCK_USAGE;
+			return false;
+		}
 		if (m)
 			continue;
-		switch (c) {
-		case FSCK_OPT_REPAIR:
-			repair = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			human = true;
-			break;
-		case 'B':
-			if (cli_parse_u32("-B", optarg, &nbuckets) || !nbuckets)
-				goto bad;
-			break;
-		case 'm':
-		case 'r':
-			/* upstream's -r is --read: never a repair */
-			if (how && how != c) {
-				fprintf(stderr, "famfs fsck: -m/--mmap and -r/--read are mutually exclusive\n");
-				return FAMFS_FSCK_USAGE;
-			}
-			how = c;
-			break;
-		case 'f':
-			break; /* upstream accepts and ignores it too */
-		case 'L':
-			fprintf(stderr, "famfs fsck: -L/--load-module is refused: fsck does not load kernel modules\n");
-			return FAMFS_FSCK_USAGE;
-		case FSCK_OPT_HELP:
-			usage(stdout);
-			return FAMFS_FSCK_CLEAN;
-		default:
-			if (tool_qmark_help(c, argv)) {
-				usage(stdout);
-				return FAMFS_FSCK_CLEAN;
-			}
-bad:
-			return cli_usage_error(FAMFS_FSCK_USAGE);
+		m = fsck_opt(a, c, &how, argv);
+		if (m) {
+			/* -1: the help was asked for */
+			*code = m < 0 ? FAMFS_FSCK_CLEAN : m;
+			return false;
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "famfs fsck: %s\n",
 			optind == argc ? "no device or mount point given" :
 					 "too many arguments");
-		return cli_usage_error(FAMFS_FSCK_USAGE);
+		*code = cli_usage_error(FAMFS_FSCK_USAGE);
+		return false;
 	}
-	if (stat(argv[optind], &st) == 0 && !S_ISDIR(st.st_mode) &&
-	    famfs_dev_mounted(argv[optind], where, sizeof(where))) {
+	a->path = argv[optind];
+	return true;
+}
+
+/* The report on stdout, in the form asked; 2 if the buckets failed. */
+static int report(const struct fsck_args *a, struct famfs_dev *dev,
+		  const struct famfs_fsck *r, int found)
+{
+	struct famfs_geometry g;
+	struct famfs_walk w;
+	int rc = 0;
+
+	if (a->json) {
+		print_json(a->path, r, famfs_fsck_status(r), found);
+		return 0;
+	}
+	print_text(a->path, r, famfs_fsck_status(r));
+	print_upstream(r, a->human, a->verbose);
+	if (a->nbuckets && r->log_valid)
+		rc = print_buckets(dev, a->nbuckets, a->human);
+	if (a->verbose && r->log_valid) {
+		printf("  entries:\n");
+		famfs_sb_geometry(dev->sb, &g);
+		famfs_log_walk(dev->log, dev->log_len, &g, 0, list_entry, NULL,
+			       &w);
+	}
+	return rc;
+}
+
+int fsck_run(const struct fsck_args *a)
+{
+	struct modeopt mode = a->mode;
+	struct famfs_fsck r;
+	struct famfs_dev dev;
+	char where[PATH_MAX];
+	struct stat st;
+	int status;
+
+	if (stat(a->path, &st) == 0 && !S_ISDIR(st.st_mode) &&
+	    famfs_dev_mounted(a->path, where, sizeof(where))) {
 		/* its log is live: check it through the mount */
 		fprintf(stderr, "famfs fsck: error: cannot fsck by device (%s) when mounted (EBUSY); run famfs fsck %s\n",
-			argv[optind], where);
+			a->path, where);
 		return FAMFS_FSCK_FAILED;
 	}
-	if (modeopt_apply(&mode, "famfs fsck", argv[optind], verbose))
+	if (modeopt_apply(&mode, "famfs fsck", a->path, a->verbose))
 		return FAMFS_FSCK_FAILED;
 
-	if (famfs_dev_open(argv[optind], repair ? FAMFS_OPEN_RW : 0, &dev)) {
+	if (famfs_dev_open(a->path, a->repair ? FAMFS_OPEN_RW : 0, &dev)) {
 		fprintf(stderr, "famfs fsck: %s\n", famfs_errmsg());
 		return FAMFS_FSCK_FAILED;
 	}
@@ -389,25 +434,17 @@ bad:
 	 * was); as with e2fsck, exit 1 still says errors were found.
 	 */
 	status = famfs_fsck_status(&r);
-	if (repair && status == FAMFS_FSCK_ERRORS)
+	if (a->repair && status == FAMFS_FSCK_ERRORS)
 		do_repair(&dev, &r);
-	if (json) {
-		print_json(argv[optind], &r, famfs_fsck_status(&r), status);
-	} else {
-		print_text(argv[optind], &r, famfs_fsck_status(&r));
-		print_upstream(&r, human, verbose);
-		if (nbuckets && r.log_valid)
-			status |= print_buckets(&dev, nbuckets, human);
-		if (verbose && r.log_valid) {
-			struct famfs_geometry g;
-			struct famfs_walk w;
-
-			printf("  entries:\n");
-			famfs_sb_geometry(dev.sb, &g);
-			famfs_log_walk(dev.log, dev.log_len, &g, 0, list_entry,
-				       NULL, &w);
-		}
-	}
+	status |= report(a, &dev, &r, status);
 	famfs_dev_close(&dev);
 	return status;
+}
+
+int cmd_fsck(int argc, char **argv)
+{
+	struct fsck_args a;
+	int code;
+
+	return fsck_parse(argc, argv, &a, &code) ? fsck_run(&a) : code;
 }

@@ -83,7 +83,7 @@ static int make_parents(struct famfs_writer *w, struct cli_fs *fs,
 	return 0;
 }
 
-int cmd_mkdir(int argc, char **argv)
+bool mkdir_parse(int argc, char **argv, struct mkdir_args *a, int *code)
 {
 	static const struct option opts[] = {
 		{ "parents", no_argument, NULL, 'p' },
@@ -93,58 +93,73 @@ int cmd_mkdir(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *device = cli_device;
-	struct cli_owner own = { .mode = 0755, .uid = geteuid(),
-				 .gid = getegid() };
-	bool parents = false;
-	int verbose = 0, c, rc = CLI_OK;
-	struct famfs_writer w;
-	struct cli_fs fs;
+	int c;
 
+	*a = (struct mkdir_args){ .device = cli_device,
+				  .own = { .mode = 0755, .uid = geteuid(),
+					   .gid = getegid() } };
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "pm:u:g:D:vh", opts, NULL)) != -1) {
-		int r = cli_owner_opt(&own, c, optarg);
+		int r = cli_owner_opt(&a->own, c, optarg);
 
-		if (r < 0)
-			return CLI_USAGE;
+		if (r < 0) {
+			*code = CLI_USAGE;
+			return false;
+		}
 		if (r > 0)
 			continue;
 		switch (c) {
 		case 'p':
-			parents = true;
+			a->parents = true;
 			break;
 		case 'D':
-			device = optarg;
+			a->device = optarg;
 			break;
 		case 'v':
-			verbose++;
+			a->verbose++;
 			break;
 		case 'h':
 		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
+			*code = cli_usage(usage, c, CLI_OK, CLI_USAGE);
+			return false;
 		}
 	}
 	if (optind == argc) {
 		fprintf(stderr, "famfs mkdir: no directory given\n");
-		return cli_usage_error(CLI_USAGE);
+		*code = cli_usage_error(CLI_USAGE);
+		return false;
 	}
+	a->dirs = argv + optind;
+	a->ndirs = argc - optind;
+	return true;
+}
 
-	if (cli_fs_open(&fs, device, argv[optind], true))
+int mkdir_run(const struct mkdir_args *a)
+{
+	struct famfs_writer w;
+	struct cli_fs fs;
+	int rc = CLI_OK;
+
+	if (cli_writer_open(&fs, &w, a->device, a->dirs[0], "mkdir"))
 		return CLI_FAIL;
-	if (cli_writer_begin(&fs, &w, "mkdir")) {
-		cli_fs_close(&fs);
-		return CLI_FAIL;
-	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < a->ndirs; i++) {
 		char rel[FAMFS_PATH_LEN];
 
-		if (cli_relpath_new(&fs, argv[i], rel))
+		if (cli_relpath_new(&fs, a->dirs[i], rel))
 			rc = CLI_FAIL;
-		else if (parents ? make_parents(&w, &fs, rel, &own, verbose) :
-				   make(&w, &fs, rel, &own, verbose))
+		else if (a->parents ?
+				 make_parents(&w, &fs, rel, &a->own, a->verbose) :
+				 make(&w, &fs, rel, &a->own, a->verbose))
 			rc = CLI_FAIL;
 	}
-	famfs_writer_end(&w);
-	cli_fs_close(&fs);
+	cli_writer_close(&fs, &w);
 	return rc;
+}
+
+int cmd_mkdir(int argc, char **argv)
+{
+	struct mkdir_args a;
+	int code;
+
+	return mkdir_parse(argc, argv, &a, &code) ? mkdir_run(&a) : code;
 }
