@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Worker threads of the commands that take -t; see cli.h. */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -39,4 +40,26 @@ unsigned int cli_parallel(unsigned int threads, unsigned int n,
 	for (unsigned int t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 	return p.failed;
+}
+
+int cli_parse_threads(const char *cmd, const char *arg, uint32_t *out)
+{
+	if (cli_parse_u32("-t", arg, out))
+		return -1;
+	if (*out > CLI_MAX_THREADS) {
+		fprintf(stderr, "%s: -t %u: at most %u threads\n", cmd, *out,
+			CLI_MAX_THREADS);
+		return -1;
+	}
+	return 0;
+}
+
+uint32_t cli_threads_or_cpus(uint32_t threads)
+{
+	long n;
+
+	if (threads)
+		return threads;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (uint32_t)n : 1;
 }

@@ -73,6 +73,69 @@ static void show_log(const char *how, const void *p, uint64_t len)
 	       famfs_log_header_crc(log) == log->crc ? "good" : "BAD");
 }
 
+/* All @size bytes of @fd by read(2); -1 after saying where it stopped. */
+static int read_all(int fd, const char *name, uint8_t *buf, uint64_t size)
+{
+	uint64_t got = 0;
+
+	while (got < size) {
+		ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "famfs chkread: %s: read stopped at %llu of %llu bytes: %s\n",
+				name, (unsigned long long)got,
+				(unsigned long long)size,
+				n ? strerror(errno) : "end of file");
+			return -1;
+		}
+		got += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Read and map all of @fd and compare the two; the exit code. */
+static int read_and_map(int fd, const char *name, uint64_t size,
+			bool is_sb, bool is_log)
+{
+	uint8_t *buf = malloc(size), *map;
+	int rc = CLI_FAIL;
+	uint64_t i = 0;
+
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (!buf || map == MAP_FAILED) {
+		fprintf(stderr, "famfs chkread: %s: %s\n", name,
+			!buf ? "out of memory" : strerror(errno));
+		goto out;
+	}
+	if (read_all(fd, name, buf, size))
+		goto out;
+	if (is_sb) {
+		show_sb("read", buf, size);
+		show_sb("mmap", map, size);
+	}
+	if (is_log) {
+		show_log("read", buf, size);
+		show_log("mmap", map, size);
+	}
+	if (memcmp(buf, map, size)) {
+		while (buf[i] == map[i])
+			i++;
+		fprintf(stderr, "famfs chkread: %s: read and mmap differ at byte %llu\n",
+			name, (unsigned long long)i);
+		goto out;
+	}
+	printf("famfs chkread: %s: read and mmap agree on all %llu bytes\n",
+	       name, (unsigned long long)size);
+	rc = CLI_OK;
+out:
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	free(buf);
+	return rc;
+}
+
 int cmd_chkread(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,10 +146,7 @@ int cmd_chkread(int argc, char **argv)
 	};
 	bool is_sb = false, is_log = false;
 	const char *name;
-	uint8_t *buf = NULL;
-	void *map = MAP_FAILED;
 	struct stat st;
-	uint64_t size, got = 0;
 	int c, fd, rc = CLI_FAIL;
 
 	optind = 0;
@@ -119,59 +179,13 @@ int cmd_chkread(int argc, char **argv)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "famfs chkread: %s is not a regular file\n", name);
-		goto out;
-	}
-	size = (uint64_t)st.st_size;
-	if (!size) {
+	} else if (!st.st_size) {
 		printf("famfs chkread: %s is empty; nothing to compare\n", name);
 		rc = CLI_OK;
-		goto out;
+	} else {
+		rc = read_and_map(fd, name, (uint64_t)st.st_size, is_sb,
+				  is_log);
 	}
-	buf = malloc(size);
-	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (!buf || map == MAP_FAILED) {
-		fprintf(stderr, "famfs chkread: %s: %s\n", name,
-			!buf ? "out of memory" : strerror(errno));
-		goto out;
-	}
-	while (got < size) {
-		ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			fprintf(stderr, "famfs chkread: %s: read stopped at %llu of %llu bytes: %s\n",
-				name, (unsigned long long)got,
-				(unsigned long long)size,
-				n ? strerror(errno) : "end of file");
-			goto out;
-		}
-		got += (uint64_t)n;
-	}
-	if (is_sb) {
-		show_sb("read", buf, size);
-		show_sb("mmap", map, size);
-	}
-	if (is_log) {
-		show_log("read", buf, size);
-		show_log("mmap", map, size);
-	}
-	if (memcmp(buf, map, size)) {
-		uint64_t i = 0;
-
-		while (buf[i] == ((uint8_t *)map)[i])
-			i++;
-		fprintf(stderr, "famfs chkread: %s: read and mmap differ at byte %llu\n",
-			name, (unsigned long long)i);
-		goto out;
-	}
-	printf("famfs chkread: %s: read and mmap agree on all %llu bytes\n",
-	       name, (unsigned long long)size);
-	rc = CLI_OK;
-out:
-	if (map != MAP_FAILED)
-		munmap(map, size);
-	free(buf);
 	close(fd);
 	return rc;
 }

@@ -183,6 +183,107 @@ static int shadow_logplay(const struct shadow_args *sh, const char *device,
 	return rc ? CLI_FAIL : CLI_OK;
 }
 
+/* Walk the log of @fs, tell what is in it, check the mount shows it. */
+static int play_log(struct play *p, struct cli_fs *fs, bool dryrun)
+{
+	char sz[32], esc[FAMFS_ESCAPED_LEN(1024)];
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+	int rc;
+
+	p->fs = fs;
+	p->check = fs->mounted && !dryrun;
+	famfs_ns_init(&p->ns, 0755, 0, 0);
+	famfs_sb_geometry(fs->dev.sb, &g);
+	famfs_dev_invalidate(&fs->dev, fs->dev.log, fs->dev.log_len);
+	if (p->verbose)
+		printf("famfs logplay: entries of the log of %s:\n",
+		       fs->mounted ? fs->root : fs->dev.path);
+	rc = famfs_log_walk(fs->dev.log, fs->dev.log_len, &g, 0, play_entry, p,
+			    &walk);
+	printf("famfs logplay: %s: %llu entries: %llu files (%s), %llu directories, %llu other%s\n",
+	       fs->mounted ? fs->root : fs->dev.path,
+	       (unsigned long long)walk.valid, (unsigned long long)p->files,
+	       human_size(p->bytes, sz, sizeof(sz)), (unsigned long long)p->dirs,
+	       (unsigned long long)p->others,
+	       p->skipped ? " (some skipped, see above)" : "");
+	if (rc)
+		fprintf(stderr, "famfs logplay: the log is damaged at entry %llu: %s; run famfs fsck\n",
+			(unsigned long long)walk.valid,
+			famfs_escape(walk.bad ? walk.why : famfs_errmsg(), esc,
+				     sizeof(esc)));
+	if (!fs->mounted)
+		printf("famfs logplay: %s is not a mount; nothing to play (the daemon plays the log when it is mounted)\n",
+		       fs->dev.path);
+	else if (dryrun)
+		printf("famfs logplay: dry run: the mount was not looked at\n");
+	else if (p->missing)
+		printf("famfs logplay: %llu logged entries are not shown by the mount\n",
+		       (unsigned long long)p->missing);
+	else
+		printf("famfs logplay: the mount shows every entry\n");
+	famfs_ns_free(&p->ns);
+	return rc || p->missing ? CLI_FAIL : CLI_OK;
+}
+
+struct logplay_args {
+	const char *device;
+	bool dryrun, verbose;
+	int how; /* 'm' or 'r', which change nothing */
+	struct shadow_args sh;
+};
+
+/* One option of logplay; 0 to go on, else the exit code (help: -1). */
+static int logplay_opt(struct logplay_args *a, int c, const char *arg)
+{
+	switch (c) {
+	case 'n':
+		a->dryrun = true;
+		return 0;
+	case 'v':
+		a->verbose = true;
+		return 0;
+	case 'D':
+		a->device = arg;
+		return 0;
+	case 'm':
+	case 'r':
+		if (a->how && a->how != c) {
+			fprintf(stderr, "famfs logplay: -m/--mmap and -r/--read are mutually exclusive\n");
+			return CLI_USAGE;
+		}
+		a->how = c;
+		fprintf(stderr, "famfs logplay: note: -%c has no effect; the log is always read through a shared mapping\n",
+			c);
+		return 0;
+	case 'c':
+		/* reading the log changes nothing on any host */
+		fprintf(stderr, "famfs logplay: note: -c has no effect: logplay only reads, and the daemon takes its role from the superblock\n");
+		return 0;
+	case 'S':
+		/* upstream's short -S takes no argument: DIR comes first
+		 * among the operands ("-Ss DIR MOUNTPOINT") */
+		if (a->sh.dir || a->sh.dir_first) {
+			fprintf(stderr, "famfs logplay: one --shadow at a time\n");
+			return CLI_USAGE;
+		}
+		a->sh.dir = arg;
+		a->sh.dir_first = !arg;
+		return 0;
+	case 's':
+		a->sh.test = true;
+		return 0;
+	case 'd':
+		a->sh.daxdev = arg;
+		return 0;
+	case 'M':
+		a->sh.mode.set_daxmode = true;
+		return 0;
+	default:
+		return cli_help_asked(c) ? -1 : cli_usage_error(CLI_USAGE);
+	}
+}
+
 int cmd_logplay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -199,116 +300,41 @@ int cmd_logplay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *device = cli_device, *target;
-	bool dryrun = cli_dryrun;
+	struct logplay_args a = { .device = cli_device, .dryrun = cli_dryrun };
+	const struct shadow_args *sh = &a.sh;
 	struct play p = { 0 };
-	struct shadow_args sh = { 0 };
-	struct famfs_geometry g;
-	struct famfs_walk walk;
 	struct cli_fs fs;
-	char sz[32], esc[FAMFS_ESCAPED_LEN(1024)];
-	int c, rc, how = 0;
+	int c, rc;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "nvD:mrcSsd:Mh", opts, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 'n':
-			dryrun = true;
-			break;
-		case 'v':
-			p.verbose = true;
-			break;
-		case 'D':
-			device = optarg;
-			break;
-		case 'm':
-		case 'r':
-			if (how && how != c) {
-				fprintf(stderr, "famfs logplay: -m/--mmap and -r/--read are mutually exclusive\n");
-				return CLI_USAGE;
-			}
-			how = c;
-			fprintf(stderr, "famfs logplay: note: -%c has no effect; the log is always read through a shared mapping\n",
-				c);
-			break;
-		case 'c':
-			/* reading the log changes nothing on any host */
-			fprintf(stderr, "famfs logplay: note: -c has no effect: logplay only reads, and the daemon takes its role from the superblock\n");
-			break;
-		case 'S':
-			/* upstream's short -S takes no argument: DIR comes
-			 * first among the operands ("-Ss DIR MOUNTPOINT") */
-			if (sh.dir || sh.dir_first) {
-				fprintf(stderr, "famfs logplay: one --shadow at a time\n");
-				return CLI_USAGE;
-			}
-			sh.dir = optarg;
-			sh.dir_first = !optarg;
-			break;
-		case 's':
-			sh.test = true;
-			break;
-		case 'd':
-			sh.daxdev = optarg;
-			break;
-		case 'M':
-			sh.mode.set_daxmode = true;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
+		rc = logplay_opt(&a, c, optarg);
+		if (rc < 0) {
+			usage(stdout);
+			return CLI_OK;
 		}
+		if (rc)
+			return rc;
 	}
-	if (sh.dir || sh.dir_first || sh.test || sh.daxdev)
-		return shadow_logplay(&sh, device, dryrun, p.verbose,
+	if (sh->dir || sh->dir_first || sh->test || sh->daxdev)
+		return shadow_logplay(sh, a.device, a.dryrun, a.verbose,
 				      argc - optind, argv + optind);
-	if (sh.mode.set_daxmode) {
+	if (sh->mode.set_daxmode) {
 		fprintf(stderr, "famfs logplay: -M applies only with --daxdev\n");
 		return CLI_USAGE;
 	}
-	if (optind < argc - 1 || (optind == argc && !device)) {
+	if (optind < argc - 1 || (optind == argc && !a.device)) {
 		fprintf(stderr, "famfs logplay: %s\n",
 			optind == argc ? "give a mount point (any path in a mounted famfs)" :
 					 "one mount point at a time");
 		return cli_usage_error(CLI_USAGE);
 	}
-	target = optind < argc ? argv[optind] : "";
-	if (cli_fs_open(&fs, device, target, false))
+	if (cli_fs_open(&fs, a.device, optind < argc ? argv[optind] : "",
+			false))
 		return CLI_FAIL;
-
-	p.fs = &fs;
-	p.check = fs.mounted && !dryrun;
-	famfs_ns_init(&p.ns, 0755, 0, 0);
-	famfs_sb_geometry(fs.dev.sb, &g);
-	famfs_dev_invalidate(&fs.dev, fs.dev.log, fs.dev.log_len);
-	if (p.verbose)
-		printf("famfs logplay: entries of the log of %s:\n",
-		       fs.mounted ? fs.root : fs.dev.path);
-	rc = famfs_log_walk(fs.dev.log, fs.dev.log_len, &g, 0, play_entry, &p,
-			    &walk);
-	printf("famfs logplay: %s: %llu entries: %llu files (%s), %llu directories, %llu other%s\n",
-	       fs.mounted ? fs.root : fs.dev.path,
-	       (unsigned long long)walk.valid, (unsigned long long)p.files,
-	       human_size(p.bytes, sz, sizeof(sz)), (unsigned long long)p.dirs,
-	       (unsigned long long)p.others,
-	       p.skipped ? " (some skipped, see above)" : "");
-	if (rc)
-		fprintf(stderr, "famfs logplay: the log is damaged at entry %llu: %s; run famfs fsck\n",
-			(unsigned long long)walk.valid,
-			famfs_escape(walk.bad ? walk.why : famfs_errmsg(), esc,
-				     sizeof(esc)));
-	if (!fs.mounted)
-		printf("famfs logplay: %s is not a mount; nothing to play (the daemon plays the log when it is mounted)\n",
-		       fs.dev.path);
-	else if (dryrun)
-		printf("famfs logplay: dry run: the mount was not looked at\n");
-	else if (p.missing)
-		printf("famfs logplay: %llu logged entries are not shown by the mount\n",
-		       (unsigned long long)p.missing);
-	else
-		printf("famfs logplay: the mount shows every entry\n");
-	famfs_ns_free(&p.ns);
+	p.verbose = a.verbose;
+	rc = play_log(&p, &fs, a.dryrun);
 	cli_fs_close(&fs);
-	return rc || p.missing ? CLI_FAIL : CLI_OK;
+	return rc;
 }

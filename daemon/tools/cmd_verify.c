@@ -157,6 +157,83 @@ static int parse_seed(const char *s, uint64_t *out)
 	return cli_parse_number("-S (seed, not 0)", s, 1, UINT64_MAX, out);
 }
 
+/* -m FILE,SEED: the name ends at the last comma. */
+static int parse_multi(const char *arg, struct vfile *vf)
+{
+	const char *comma = strrchr(arg, ',');
+
+	if (!comma || comma == arg) {
+		fprintf(stderr, "famfs verify: -m %s: expected FILE,SEED\n",
+			arg);
+		return -1;
+	}
+	snprintf(vf->name, sizeof(vf->name), "%.*s", (int)(comma - arg), arg);
+	return parse_seed(comma + 1, &vf->seed);
+}
+
+/* What the options say beyond the -m files. */
+struct vopts {
+	const char *file;
+	uint64_t seed;
+	unsigned int nmulti;
+	uint32_t threads;
+};
+
+/* One option of verify; -1 for a usage error, 1 for the help. */
+static int verify_opt(struct vctx *v, struct vopts *o, int c,
+		      const char *arg)
+{
+	switch (c) {
+	case 'f':
+		o->file = arg;
+		return 0;
+	case 'S':
+		return parse_seed(arg, &o->seed) ? -1 : 0;
+	case 'm':
+		if (parse_multi(arg, &v->files[o->nmulti]))
+			return -1;
+		o->nmulti++;
+		return 0;
+	case 't':
+		return cli_parse_threads("famfs verify", arg, &o->threads);
+	case 'q':
+		v->quiet = true;
+		return 0;
+	case 'v':
+		v->quiet = false; /* the result line is printed anyway */
+		return 0;
+	case 'r':
+		v->use_read = true;
+		return 0;
+	case 'D':
+		v->device = arg;
+		return 0;
+	default:
+		return cli_help_asked(c) ? 1 : -1;
+	}
+}
+
+/* The files to verify: the -m list, or -f FILE (or FILE) with -S. */
+static int verify_files(struct vctx *v, const struct vopts *o)
+{
+	if (o->nmulti) {
+		if (o->file || o->seed) {
+			fprintf(stderr, "famfs verify: -m cannot be mixed with -f and -S\n");
+			return -1;
+		}
+		return (int)o->nmulti;
+	}
+	if (!o->file || !o->seed) {
+		fprintf(stderr, "famfs verify: %s\n",
+			!o->file ? "no file given (-f FILE)" :
+				   "no seed given (-S SEED)");
+		return -1;
+	}
+	snprintf(v->files[0].name, sizeof(v->files[0].name), "%s", o->file);
+	v->files[0].seed = o->seed;
+	return 1;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -172,11 +249,9 @@ int cmd_verify(int argc, char **argv)
 		{ 0 }
 	};
 	struct vctx v = { .device = cli_device };
-	const char *file = NULL;
-	uint64_t seed = 0;
-	unsigned int n = 0, nmulti = 0, failed;
-	uint32_t threads = 0;
-	int c;
+	struct vopts o = { 0 };
+	unsigned int failed;
+	int c, n, rc = CLI_USAGE;
 
 	v.files = calloc((size_t)argc + 1, sizeof(*v.files));
 	if (!v.files)
@@ -184,96 +259,30 @@ int cmd_verify(int argc, char **argv)
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "f:S:m:t:qrD:vh", opts, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 'f':
-			file = optarg;
-			break;
-		case 'S':
-			if (parse_seed(optarg, &seed))
-				goto usage_err;
-			break;
-		case 'm': {
-			const char *comma = strrchr(optarg, ',');
-
-			if (!comma || comma == optarg) {
-				fprintf(stderr, "famfs verify: -m %s: expected FILE,SEED\n",
-					optarg);
-				goto usage_err;
-			}
-			snprintf(v.files[nmulti].name, sizeof(v.files[0].name),
-				 "%.*s", (int)(comma - optarg), optarg);
-			if (parse_seed(comma + 1, &v.files[nmulti].seed))
-				goto usage_err;
-			nmulti++;
-			break;
+		n = verify_opt(&v, &o, c, optarg);
+		if (n > 0) {
+			usage(stdout);
+			rc = CLI_OK;
 		}
-		case 't':
-			if (cli_parse_u32("-t", optarg, &threads))
-				goto usage_err;
-			if (threads > CLI_MAX_THREADS) {
-				fprintf(stderr, "famfs verify: -t %u: at most %u threads\n",
-					threads, CLI_MAX_THREADS);
-				goto usage_err;
-			}
-			break;
-		case 'q':
-			v.quiet = true;
-			break;
-		case 'v':
-			v.quiet = false; /* the result line is printed anyway */
-			break;
-		case 'r':
-			v.use_read = true;
-			break;
-		case 'D':
-			v.device = optarg;
-			break;
-		case 'h':
-		default:
-			if (cli_help_asked(c)) {
-				usage(stdout);
-				free(v.files);
-				return CLI_OK;
-			}
-			goto usage_err;
-		}
+		if (n)
+			goto out;
 	}
-	if (!file && optind == argc - 1)
-		file = argv[optind++];
+	if (!o.file && optind == argc - 1)
+		o.file = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "famfs verify: unexpected argument %s\n",
 			argv[optind]);
-		goto usage_err;
+		goto out;
 	}
-	if (nmulti) {
-		if (file || seed) {
-			fprintf(stderr, "famfs verify: -m cannot be mixed with -f and -S\n");
-			goto usage_err;
-		}
-		n = nmulti;
-	} else {
-		if (!file || !seed) {
-			fprintf(stderr, "famfs verify: %s\n",
-				!file ? "no file given (-f FILE)" :
-					"no seed given (-S SEED)");
-			goto usage_err;
-		}
-		snprintf(v.files[0].name, sizeof(v.files[0].name), "%s", file);
-		v.files[0].seed = seed;
-		n = 1;
-	}
-	if (!threads) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		threads = cpus > 0 ? (uint32_t)cpus : 1;
-	}
-	failed = cli_parallel(threads, n, verify_one, &v);
-	if (nmulti && !v.quiet)
-		printf("famfs verify: %u of %u files match\n", n - failed, n);
+	n = verify_files(&v, &o);
+	if (n < 0)
+		goto out;
+	failed = cli_parallel(cli_threads_or_cpus(o.threads), (unsigned int)n,
+			      verify_one, &v);
+	if (o.nmulti && !v.quiet)
+		printf("famfs verify: %u of %d files match\n", n - failed, n);
+	rc = failed ? CLI_FAIL : CLI_OK;
+out:
 	free(v.files);
-	return failed ? CLI_FAIL : CLI_OK;
-
-usage_err:
-	free(v.files);
-	return cli_usage_error(CLI_USAGE);
+	return rc == CLI_USAGE ? cli_usage_error(CLI_USAGE) : rc;
 }
