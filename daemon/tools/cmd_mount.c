@@ -119,6 +119,130 @@ static int add_opt(char **opts, const char *pre, const char *o)
 	return 0;
 }
 
+/* What famfs mount passes on to mount.famfs. */
+struct mount_args {
+	char *opts; /* -o of mount.famfs, or NULL */
+	bool verbose, dummy;
+	int how; /* 'm' or 'r', which change nothing */
+};
+
+/*
+ * One of upstream's options: most have no meaning here and say so (a
+ * note), some are refused. 0 to go on, else the exit code (help: -1).
+ */
+static int mount_opt(struct mount_args *a, int c, const char *arg)
+{
+	uint32_t secs;
+
+	switch (c) {
+	case 'f':
+		/*
+		 * Upstream's --fuse picks FUSE over its v1 kernel module;
+		 * FUSE is all there is here, and the fallback policy stays
+		 * with fallback= and famfs.conf.
+		 */
+		return 0;
+	case 'F':
+		fprintf(stderr, "famfs mount: -F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)\n");
+		return CLI_USAGE;
+	case 't':
+		if (cli_parse_u32("-t", arg, &secs))
+			return CLI_USAGE;
+		/*
+		 * Upstream's FUSE entry/attribute timeout. Our daemon
+		 * invalidates what changes itself and mount.famfs has no such
+		 * option, so say that rather than pass it.
+		 */
+		fprintf(stderr, "famfs mount: note: -t %u not passed on: the famfs daemon keeps its metadata current by itself (poll_ms= sets how often it polls the log)\n",
+			secs);
+		return 0;
+	case 'd':
+		return add_opt(&a->opts, "", "debug") ? CLI_FAIL : 0;
+	case 'v':
+		a->verbose = true;
+		return 0;
+	case 'c':
+		fprintf(stderr, "famfs mount: note: -c %s not passed on: the famfs daemon keeps its metadata current by itself\n",
+			arg);
+		return 0;
+	case 'r':
+	case 'm':
+		if (a->how && a->how != c) {
+			fprintf(stderr, "famfs mount: -m/--mmap and -r/--read are mutually exclusive\n");
+			return CLI_USAGE;
+		}
+		a->how = c;
+		fprintf(stderr, "famfs mount: note: -%c has no effect: the daemon always maps the log\n",
+			c);
+		return 0;
+	case 'u':
+		fprintf(stderr, "famfs mount: note: -u has no effect: famfs mounts always have allow_other and default_permissions, so the owners and modes in the log decide who may use each file\n");
+		return 0;
+	case 'D':
+		a->dummy = true;
+		return 0;
+	case 'R':
+		fprintf(stderr, "famfs mount: -R (remount) is not supported: umount and mount again\n");
+		return CLI_USAGE;
+	case 'M':
+		/* upstream's meaning is what the daemon always does */
+		fprintf(stderr, "famfs mount: note: -M has no effect: the daemon moves a devdax device to famfs_dax (famfs mode) itself when the famfs_fuse module is loaded\n");
+		return 0;
+	case 'L':
+		fprintf(stderr, "famfs mount: -L is refused: famfs mount does not load kernel modules (the famfs-dkms package provides famfs_fuse.ko)\n");
+		return CLI_USAGE;
+	case 'p':
+		fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");
+		return CLI_USAGE;
+	case 'S':
+		return add_opt(&a->opts, "shadow=", arg) ? CLI_FAIL : 0;
+	case 'o':
+		return add_opt(&a->opts, "", arg) ? CLI_FAIL : 0;
+	default:
+		return cli_help_asked(c) ? -1 : cli_usage_error(CLI_USAGE);
+	}
+}
+
+/* Run mount.famfs DEVICE MOUNTPOINT with what @a asks for. */
+static int run_helper(const struct mount_args *a, char *dev, char *mpt)
+{
+	FILE *say = a->dummy ? stdout : stderr;
+	char helper[PATH_MAX];
+	char *args[8];
+	int n = 0;
+
+	if (find_helper(helper, sizeof(helper))) {
+		fprintf(stderr, "famfs mount: mount.famfs not found (%s); build it with 'ninja -C build' or install the famfs package\n",
+			getenv("FAMFS_MOUNT_HELPER") ?
+				"$FAMFS_MOUNT_HELPER is not executable" :
+				"looked next to famfs and in /sbin, /usr/sbin, /usr/local/sbin");
+		return CLI_FAIL;
+	}
+	args[n++] = helper;
+	args[n++] = dev;
+	args[n++] = mpt;
+	if (a->verbose)
+		args[n++] = "-v";
+	if (a->opts) {
+		args[n++] = "-o";
+		args[n++] = a->opts;
+	}
+	args[n] = NULL;
+	if (a->verbose || a->dummy) {
+		fprintf(say, "%s", a->dummy ? "" : "famfs mount: running ");
+		for (int i = 0; i < n; i++)
+			fprintf(say, "%s%s", i ? " " : "", args[i]);
+		fputc('\n', say);
+		if (a->dummy)
+			return CLI_OK;
+	}
+	fflush(NULL);
+	execv(helper, args);
+	fprintf(stderr, "famfs mount: cannot run %s: %s\n", helper,
+		strerror(errno));
+	return CLI_FAIL;
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -141,123 +265,28 @@ int cmd_mount(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	char *opts = NULL, helper[PATH_MAX];
-	bool verbose = false, dummy = false;
-	char *args[8];
-	int c, n = 0, how = 0;
-	uint32_t secs;
+	struct mount_args a = { 0 };
+	int c, rc;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "fFt:c:dvupS:rmRDMLo:h", lopts, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 'f':
-			/*
-			 * Upstream's --fuse picks FUSE over its v1 kernel
-			 * module; FUSE is all there is here, and the fallback
-			 * policy stays with fallback= and famfs.conf.
-			 */
-			break;
-		case 'F':
-			fprintf(stderr, "famfs mount: -F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)\n");
-			return CLI_USAGE;
-		case 't':
-			if (cli_parse_u32("-t", optarg, &secs))
-				return CLI_USAGE;
-			/*
-			 * Upstream's FUSE entry/attribute timeout. Our daemon
-			 * invalidates what changes itself and mount.famfs has
-			 * no such option, so say that rather than pass it.
-			 */
-			fprintf(stderr, "famfs mount: note: -t %u not passed on: the famfs daemon keeps its metadata current by itself (poll_ms= sets how often it polls the log)\n",
-				secs);
-			break;
-		case 'd':
-			if (add_opt(&opts, "", "debug"))
-				return CLI_FAIL;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'c':
-			fprintf(stderr, "famfs mount: note: -c %s not passed on: the famfs daemon keeps its metadata current by itself\n",
-				optarg);
-			break;
-		case 'r':
-		case 'm':
-			if (how && how != c) {
-				fprintf(stderr, "famfs mount: -m/--mmap and -r/--read are mutually exclusive\n");
-				return CLI_USAGE;
-			}
-			how = c;
-			fprintf(stderr, "famfs mount: note: -%c has no effect: the daemon always maps the log\n",
-				c);
-			break;
-		case 'u':
-			fprintf(stderr, "famfs mount: note: -u has no effect: famfs mounts always have allow_other and default_permissions, so the owners and modes in the log decide who may use each file\n");
-			break;
-		case 'D':
-			dummy = true;
-			break;
-		case 'R':
-			fprintf(stderr, "famfs mount: -R (remount) is not supported: umount and mount again\n");
-			return CLI_USAGE;
-		case 'M':
-			/* upstream's meaning is what the daemon always does */
-			fprintf(stderr, "famfs mount: note: -M has no effect: the daemon moves a devdax device to famfs_dax (famfs mode) itself when the famfs_fuse module is loaded\n");
-			break;
-		case 'L':
-			fprintf(stderr, "famfs mount: -L is refused: famfs mount does not load kernel modules (the famfs-dkms package provides famfs_fuse.ko)\n");
-			return CLI_USAGE;
-		case 'p':
-			fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");
-			return CLI_USAGE;
-		case 'S':
-			if (add_opt(&opts, "shadow=", optarg))
-				return CLI_FAIL;
-			break;
-		case 'o':
-			if (add_opt(&opts, "", optarg))
-				return CLI_FAIL;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
+		rc = mount_opt(&a, c, optarg);
+		if (rc < 0) {
+			usage(stdout);
+			rc = CLI_OK;
+			goto out;
 		}
+		if (rc)
+			goto out;
 	}
 	if (optind != argc - 2) {
 		fprintf(stderr, "famfs mount: give a DEVICE and a MOUNTPOINT\n");
-		return cli_usage_error(CLI_USAGE);
+		rc = cli_usage_error(CLI_USAGE);
+		goto out;
 	}
-	if (find_helper(helper, sizeof(helper))) {
-		fprintf(stderr, "famfs mount: mount.famfs not found (%s); build it with 'ninja -C build' or install the famfs package\n",
-			getenv("FAMFS_MOUNT_HELPER") ?
-				"$FAMFS_MOUNT_HELPER is not executable" :
-				"looked next to famfs and in /sbin, /usr/sbin, /usr/local/sbin");
-		return CLI_FAIL;
-	}
-	args[n++] = helper;
-	args[n++] = argv[optind];
-	args[n++] = argv[optind + 1];
-	if (verbose)
-		args[n++] = "-v";
-	if (opts) {
-		args[n++] = "-o";
-		args[n++] = opts;
-	}
-	args[n] = NULL;
-	if (verbose || dummy) {
-		fprintf(dummy ? stdout : stderr, "%s", dummy ? "" : "famfs mount: running ");
-		for (int i = 0; i < n; i++)
-			fprintf(dummy ? stdout : stderr, "%s%s", i ? " " : "",
-				args[i]);
-		fputc('\n', dummy ? stdout : stderr);
-		if (dummy)
-			return CLI_OK;
-	}
-	fflush(NULL);
-	execv(helper, args);
-	fprintf(stderr, "famfs mount: cannot run %s: %s\n", helper,
-		strerror(errno));
-	return CLI_FAIL;
+	rc = run_helper(&a, argv[optind], argv[optind + 1]);
+out:
+	free(a.opts);
+	return rc;
 }

@@ -51,6 +51,58 @@ static int usage_error(void)
 	return MKFS_USAGE;
 }
 
+/* -k -f: invalidate the superblock on @path. */
+static int kill_super(const char *path)
+{
+	int rc = famfs_kill_super(path);
+
+	if (rc == -ENOENT && access(path, F_OK) == 0) {
+		/* what -k asks for is already true */
+		printf("no famfs superblock on %s; nothing to invalidate\n",
+		       path);
+		return MKFS_OK;
+	}
+	if (rc) {
+		fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
+		return MKFS_FAILED;
+	}
+	printf("famfs superblock on %s invalidated\n", path);
+	return MKFS_OK;
+}
+
+/* Make the famfs, then report what was made, read back from @path. */
+static int make(const char *path, const struct famfs_mkfs_opts *mo)
+{
+	struct famfs_dev dev;
+	char a[32], uuid[37];
+
+	if (famfs_mkfs(path, mo)) {
+		fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
+		return MKFS_FAILED;
+	}
+	if (famfs_dev_open_fs(path, 0, &dev)) {
+		fprintf(stderr, "mkfs.famfs: made, but cannot read it back: %s\n",
+			famfs_errmsg());
+		return MKFS_FAILED;
+	}
+	famfs_uuid_str(dev.sb->fs_uuid, uuid);
+	printf("famfs created on %s\n", path);
+	printf("  device size:      %s\n", human_size(dev.size, a, sizeof(a)));
+	printf("  log:              %s, room for %llu entries\n",
+	       human_size(dev.log_len, a, sizeof(a)),
+	       (unsigned long long)famfs_log_slots(dev.log_len));
+	printf("  allocation unit:  %s\n",
+	       human_size(dev.sb->alloc_unit, a, sizeof(a)));
+	printf("  space for files:  %s\n",
+	       human_size(dev.size - FAMFS_LOG_OFFSET - dev.log_len, a,
+			  sizeof(a)));
+	printf("  file system UUID: %s\n", uuid);
+	famfs_uuid_str(dev.sb->system_uuid, uuid);
+	printf("  master host UUID: %s (this host)\n", uuid);
+	famfs_dev_close(&dev);
+	return MKFS_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -66,11 +118,9 @@ int main(int argc, char **argv)
 	struct famfs_mkfs_opts mo = { 0 };
 	struct modeopt mode = { 0 };
 	int verbose = 0;
-	struct famfs_dev dev;
 	bool kill = false;
-	char a[32], uuid[37];
 	const char *path;
-	int c, rc;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "fkl:vh?V" MODEOPT_SHORT, opts,
 				NULL)) != -1) {
@@ -122,54 +172,10 @@ bad:
 	path = argv[optind];
 	if (modeopt_apply(&mode, "mkfs.famfs", path, verbose))
 		return MKFS_FAILED;
-
-	if (kill) {
-		if (!mo.force) {
-			fprintf(stderr, "mkfs.famfs: -k destroys the famfs on %s; add -f to confirm\n",
-				path);
-			return usage_error();
-		}
-		rc = famfs_kill_super(path);
-		if (rc == -ENOENT && access(path, F_OK) == 0) {
-			/* what -k asks for is already true */
-			printf("no famfs superblock on %s; nothing to invalidate\n",
-			       path);
-			return MKFS_OK;
-		}
-		if (rc) {
-			fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
-			return MKFS_FAILED;
-		}
-		printf("famfs superblock on %s invalidated\n", path);
-		return MKFS_OK;
+	if (kill && !mo.force) {
+		fprintf(stderr, "mkfs.famfs: -k destroys the famfs on %s; add -f to confirm\n",
+			path);
+		return usage_error();
 	}
-
-	rc = famfs_mkfs(path, &mo);
-	if (rc) {
-		fprintf(stderr, "mkfs.famfs: %s\n", famfs_errmsg());
-		return MKFS_FAILED;
-	}
-
-	/* Report what was made, read back through the library. */
-	if (famfs_dev_open_fs(path, 0, &dev)) {
-		fprintf(stderr, "mkfs.famfs: made, but cannot read it back: %s\n",
-			famfs_errmsg());
-		return MKFS_FAILED;
-	}
-	famfs_uuid_str(dev.sb->fs_uuid, uuid);
-	printf("famfs created on %s\n", path);
-	printf("  device size:      %s\n", human_size(dev.size, a, sizeof(a)));
-	printf("  log:              %s, room for %llu entries\n",
-	       human_size(dev.log_len, a, sizeof(a)),
-	       (unsigned long long)famfs_log_slots(dev.log_len));
-	printf("  allocation unit:  %s\n",
-	       human_size(dev.sb->alloc_unit, a, sizeof(a)));
-	printf("  space for files:  %s\n",
-	       human_size(dev.size - FAMFS_LOG_OFFSET - dev.log_len, a,
-			  sizeof(a)));
-	printf("  file system UUID: %s\n", uuid);
-	famfs_uuid_str(dev.sb->system_uuid, uuid);
-	printf("  master host UUID: %s (this host)\n", uuid);
-	famfs_dev_close(&dev);
-	return MKFS_OK;
+	return kill ? kill_super(path) : make(path, &mo);
 }
