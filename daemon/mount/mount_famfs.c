@@ -386,6 +386,162 @@ static int run_daemon(const char *opts, const char *dev, const char *mnt)
 	return 0;
 }
 
+static void usage(void)
+{
+	printf("Usage: %s DEVICE MOUNTPOINT [-fnsv] [-o OPTIONS]\n"
+	       "       %s --unit-name MOUNTPOINT\n"
+	       "\n"
+	       "Mount the famfs on DEVICE (a /dev/daxX.Y or a file) at MOUNTPOINT;\n"
+	       "mount(8) runs this as mount.fuse.famfs for -t fuse.famfs and fstab.\n"
+	       "Returns once the mount is ready (0) or has failed (32, with the reason).\n"
+	       "Under systemd the daemon runs as famfs@MOUNT.service, whose name\n"
+	       "--unit-name prints; elsewhere (or with FAMFS_NO_SYSTEMD=1) it is\n"
+	       "started directly.\n"
+	       "\n"
+	       "  -f  fake: check everything, say what would run, mount nothing\n"
+	       "  -v  say what is run\n"
+	       "  -s, -n, -N  accepted for mount(8); nothing to do\n"
+	       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
+	       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
+	       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
+	       "      readahead_kb=N splice=yes|no logfile=PATH fuse_dev=PATH (shadow=\n"
+	       "      is accepted and ignored)\n"
+	       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
+	       prog, prog, CONF_DEFAULT);
+}
+
+/*
+ * DEVICE and MOUNTPOINT as absolute paths. A famfs whose daemon is gone
+ * answers ENOTCONN, even to realpath(): the daemon replaces such a mount
+ * (famfs-fused(8)), so it is let through, and *@dead says so.
+ */
+static void resolve(const char *devarg, const char *mntarg,
+		    char dev[PATH_MAX], char mnt[PATH_MAX], bool *dead)
+{
+	struct stat st;
+
+	if (stat(devarg, &st) < 0)
+		fail("%s: no such device (%s)", devarg, strerror(errno));
+	if (!realpath(devarg, dev))
+		fail("%s: %s", devarg, strerror(errno));
+	*dead = false;
+	if (mntarg[0] == '/' && famfs_mount_dead(mntarg)) {
+		snprintf(mnt, PATH_MAX, "%s", mntarg);
+		*dead = true;
+	} else if (!realpath(mntarg, mnt) || stat(mnt, &st) < 0) {
+		fail("mount point %s does not exist", mntarg);
+	} else if (!S_ISDIR(st.st_mode)) {
+		fail("mount point %s is not a directory", mnt);
+	}
+}
+
+/*
+ * Is @dev a famfs this mount can serve? Fails with the reason if not.
+ * Returns whether the daemon would write to its log.
+ */
+static bool check_device(const char *dev, const struct settings *s,
+			 bool loud)
+{
+	char drv[256];
+	struct famfs_dev d;
+	bool writer;
+	int rc;
+
+	bind_unbound(dev, s);
+	/* A devdax device: which driver serves famfs here, or none. */
+	if (strcmp(s->fallback, "yes") &&
+	    famfs_dax_driver(dev, drv, sizeof(drv)) == 0 &&
+	    (loud || !famfs_kernel_dax_driver())) {
+		snprintf(drv, sizeof(drv), "%s: ", prog);
+		famfs_say_kernel_driver(stderr, drv);
+	}
+	famfs_dev_exposure(dev, warn, NULL);
+	rc = famfs_dev_open_fs(dev, 0, &d);
+	if (rc)
+		fail("%s: %s", dev,
+		     rc == -ENOENT ? "not a famfs (no famfs superblock; see mkfs.famfs)" :
+				     famfs_errmsg());
+	/* Would the daemon write? Then it must be this host's only writer. */
+	writer = famfs_role(&d) == FAMFS_ROLE_MASTER &&
+		 strcmp(s->role, "client") &&
+		 !(s->passthru && has_opt(s->passthru, "ro"));
+	famfs_dev_close(&d);
+	return writer;
+}
+
+/* Nothing mounted at @mnt (but a dead famfs), and one writer per device. */
+static void check_free(const char *dev, const char *mnt, bool dead,
+		       bool writer)
+{
+	char where[PATH_MAX];
+	bool rw;
+
+	if (dead)
+		fprintf(stderr, "%s: %s: the famfs mounted there has lost its daemon; mounting over it replaces it\n",
+			prog, mnt);
+	else if (famfs_mount_at(mnt))
+		fail("%s is already mounted (a famfs is mounted there)", mnt);
+	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw &&
+	    !(dead && !strcmp(where, mnt)))
+		fail("%s is already mounted at %s (read-write; one master mount per device and host)",
+		     dev, where);
+}
+
+/* The daemon's -o: what mount(8) passed on, then our settings. */
+static char *daemon_options(const struct settings *s, const char *dev)
+{
+	char *opts = NULL;
+
+	if (s->passthru)
+		append(&opts, s->passthru, NULL);
+	/* The daemon's default too; said here so that -v shows it. */
+	append(&opts, s->suid ? "suid" : "nosuid", NULL);
+	append(&opts, s->dev ? "dev" : "nodev", NULL);
+	if (s->suid)
+		fprintf(stderr, "%s: warning: mounting with suid: set-user-ID and set-group-ID files in the log run with their owner's identity, and whoever can write the log (the owner of %s, any host that can append) can make one owned by root\n",
+			prog, dev);
+	append(&opts, "fallback", s->fallback);
+	append(&opts, "role", s->role);
+	if (s->poll_ms)
+		append(&opts, "poll_ms", s->poll_ms);
+	if (s->readahead_kb)
+		append(&opts, "readahead_kb", s->readahead_kb);
+	if (s->logfile)
+		append(&opts, "logfile", s->logfile);
+	if (s->fuse_dev)
+		append(&opts, "fuse_dev", s->fuse_dev);
+	if (s->splice)
+		append(&opts, "splice", s->splice);
+	if (s->debug)
+		append(&opts, "debug", NULL);
+	return opts;
+}
+
+/* Start the daemon: as famfs@MOUNT.service under systemd, else directly. */
+static int start(const char *opts, const char *dev, const char *mnt,
+		 bool systemd, bool verbose, bool fake)
+{
+	char inst[400], err[1100];
+
+	if (!systemd) {
+		if (verbose || fake)
+			fprintf(stderr, "%s: %s -o %s %s %s\n", prog,
+				daemon_path(), opts, dev, mnt);
+		return fake ? 0 : run_daemon(opts, dev, mnt);
+	}
+	if (famfs_unit_instance(mnt, inst, sizeof(inst)))
+		fail("mount point name too long: %s", mnt);
+	if (verbose || fake)
+		fprintf(stderr,
+			"%s: systemctl start famfs@%s.service (FAMFS_DEVICE=%s FAMFS_OPTIONS=%s)\n",
+			prog, inst, dev, opts);
+	if (fake)
+		return 0;
+	if (famfs_unit_mount(dev, mnt, opts, err, sizeof(err)))
+		fail("%s", err);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -396,12 +552,10 @@ int main(int argc, char **argv)
 	};
 	struct settings s = { .fallback = xstrdup("auto"),
 			      .role = xstrdup("auto") };
-	char dev[PATH_MAX], mnt[PATH_MAX], where[PATH_MAX], drv[256], *opts = NULL;
-	bool fake = false, verbose = false, dead = false, rw, writer;
+	char dev[PATH_MAX], mnt[PATH_MAX], inst[400];
+	bool fake = false, verbose = false, dead, writer;
 	bool systemd = famfs_unit_wanted();
-	struct famfs_dev d;
-	struct stat st;
-	int c, rc;
+	int c;
 
 	if (strrchr(argv[0], '/'))
 		prog = strrchr(argv[0], '/') + 1;
@@ -410,14 +564,11 @@ int main(int argc, char **argv)
 	read_conf(&s);
 	while ((c = getopt_long(argc, argv, "o:sfnvN:hV", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'U': {
-			char inst[400];
-
+		case 'U':
 			if (famfs_unit_instance(optarg, inst, sizeof(inst)))
 				fail("mount point name too long: %s", optarg);
 			printf("famfs@%s.service\n", inst);
 			return 0;
-		}
 		case 'o':
 			parse_o(&s, optarg);
 			break;
@@ -435,26 +586,7 @@ int main(int argc, char **argv)
 			printf("%s (famfs) %s\n", prog, FAMFS_VERSION);
 			return 0;
 		case 'h':
-			printf("Usage: %s DEVICE MOUNTPOINT [-fnsv] [-o OPTIONS]\n"
-			       "       %s --unit-name MOUNTPOINT\n"
-			       "\n"
-			       "Mount the famfs on DEVICE (a /dev/daxX.Y or a file) at MOUNTPOINT;\n"
-			       "mount(8) runs this as mount.fuse.famfs for -t fuse.famfs and fstab.\n"
-			       "Returns once the mount is ready (0) or has failed (32, with the reason).\n"
-			       "Under systemd the daemon runs as famfs@MOUNT.service, whose name\n"
-			       "--unit-name prints; elsewhere (or with FAMFS_NO_SYSTEMD=1) it is\n"
-			       "started directly.\n"
-			       "\n"
-			       "  -f  fake: check everything, say what would run, mount nothing\n"
-			       "  -v  say what is run\n"
-			       "  -s, -n, -N  accepted for mount(8); nothing to do\n"
-			       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
-			       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
-			       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
-			       "      readahead_kb=N splice=yes|no logfile=PATH fuse_dev=PATH (shadow=\n"
-			       "      is accepted and ignored)\n"
-			       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
-			       prog, prog, CONF_DEFAULT);
+			usage();
 			return 0;
 		default:
 			return 1;
@@ -462,97 +594,14 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		fail("usage: %s DEVICE MOUNTPOINT [-o OPTIONS]", prog);
-
-	if (stat(argv[optind], &st) < 0)
-		fail("%s: no such device (%s)", argv[optind], strerror(errno));
-	if (!realpath(argv[optind], dev))
-		fail("%s: %s", argv[optind], strerror(errno));
-	/*
-	 * A famfs whose daemon is gone answers ENOTCONN, even to realpath():
-	 * the daemon replaces such a mount (famfs-fused(8)), so let it.
-	 */
-	if (argv[optind + 1][0] == '/' && famfs_mount_dead(argv[optind + 1])) {
-		snprintf(mnt, sizeof(mnt), "%s", argv[optind + 1]);
-		dead = true;
-	} else if (!realpath(argv[optind + 1], mnt) || stat(mnt, &st) < 0) {
-		fail("mount point %s does not exist", argv[optind + 1]);
-	} else if (!S_ISDIR(st.st_mode)) {
-		fail("mount point %s is not a directory", mnt);
-	}
-	bind_unbound(dev, &s);
-	/* A devdax device: which driver serves famfs here, or none. */
-	if (strcmp(s.fallback, "yes") && famfs_dax_driver(dev, drv, sizeof(drv)) == 0 &&
-	    (verbose || fake || !famfs_kernel_dax_driver())) {
-		snprintf(drv, sizeof(drv), "%s: ", prog);
-		famfs_say_kernel_driver(stderr, drv);
-	}
-	famfs_dev_exposure(dev, warn, NULL);
-	rc = famfs_dev_open_fs(dev, 0, &d);
-	if (rc)
-		fail("%s: %s", dev,
-		     rc == -ENOENT ? "not a famfs (no famfs superblock; see mkfs.famfs)" :
-				     famfs_errmsg());
-	/* Would the daemon write? Then it must be this host's only writer. */
-	writer = famfs_role(&d) == FAMFS_ROLE_MASTER &&
-		 strcmp(s.role, "client") &&
-		 !(s.passthru && has_opt(s.passthru, "ro"));
-	famfs_dev_close(&d);
+	resolve(argv[optind], argv[optind + 1], dev, mnt, &dead);
+	writer = check_device(dev, &s, verbose || fake);
 	/* Under systemd the unit loads the module first (modprobe@). */
 	if (!strcmp(s.fallback, "no") && !s.fuse_dev && !systemd &&
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
-	if (dead)
-		fprintf(stderr, "%s: %s: the famfs mounted there has lost its daemon; mounting over it replaces it\n",
-			prog, mnt);
-	else if (famfs_mount_at(mnt))
-		fail("%s is already mounted (a famfs is mounted there)", mnt);
-	if (writer && famfs_mount_of(dev, where, sizeof(where), &rw) && rw &&
-	    !(dead && !strcmp(where, mnt)))
-		fail("%s is already mounted at %s (read-write; one master mount per device and host)",
-		     dev, where);
-
-	if (s.passthru)
-		append(&opts, s.passthru, NULL);
-	/* The daemon's default too; said here so that -v shows it. */
-	append(&opts, s.suid ? "suid" : "nosuid", NULL);
-	append(&opts, s.dev ? "dev" : "nodev", NULL);
-	if (s.suid)
-		fprintf(stderr, "%s: warning: mounting with suid: set-user-ID and set-group-ID files in the log run with their owner's identity, and whoever can write the log (the owner of %s, any host that can append) can make one owned by root\n",
-			prog, dev);
-	append(&opts, "fallback", s.fallback);
-	append(&opts, "role", s.role);
-	if (s.poll_ms)
-		append(&opts, "poll_ms", s.poll_ms);
-	if (s.readahead_kb)
-		append(&opts, "readahead_kb", s.readahead_kb);
-	if (s.logfile)
-		append(&opts, "logfile", s.logfile);
-	if (s.fuse_dev)
-		append(&opts, "fuse_dev", s.fuse_dev);
-	if (s.splice)
-		append(&opts, "splice", s.splice);
-	if (s.debug)
-		append(&opts, "debug", NULL);
-	if (systemd) {
-		char inst[400], err[1100];
-
-		if (famfs_unit_instance(mnt, inst, sizeof(inst)))
-			fail("mount point name too long: %s", mnt);
-		if (verbose || fake)
-			fprintf(stderr,
-				"%s: systemctl start famfs@%s.service (FAMFS_DEVICE=%s FAMFS_OPTIONS=%s)\n",
-				prog, inst, dev, opts);
-		if (fake)
-			return 0;
-		if (famfs_unit_mount(dev, mnt, opts, err, sizeof(err)))
-			fail("%s", err);
-		return 0;
-	}
-	if (verbose || fake)
-		fprintf(stderr, "%s: %s -o %s %s %s\n", prog, daemon_path(),
-			opts, dev, mnt);
-	if (fake)
-		return 0;
-	return run_daemon(opts, dev, mnt);
+	check_free(dev, mnt, dead, writer);
+	return start(daemon_options(&s, dev), dev, mnt, systemd, verbose,
+		     fake);
 }
