@@ -685,7 +685,8 @@ static int serve(struct fused *fs)
 	return res;
 }
 
-int main(int argc, char **argv)
+/* The command line into @fs and @o; -1 to go on, else the exit code. */
+static int parse_args(struct fused *fs, struct opts *o, int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "fuse-dev", required_argument, NULL, 'F' },
@@ -693,30 +694,20 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .role = "auto" };
-	struct fused *fs = &the_fs;
-	char *fargv[] = { argv[0], "-d", NULL };
-	struct fuse_args fargs = FUSE_ARGS_INIT(1, fargv);
-	bool dax_ready, adopt;
-	int c, res;
+	int c;
 
-	fs->ready_fd = -1;
-	fs->fuse_fd = -1;
-	fs->poll_ms = DEFAULT_POLL_MS;
-	fs->readahead_kb = DEFAULT_READAHEAD_KB;
-	fs->splice_allowed = true;
 	while ((c = getopt_long(argc, argv, "fdso:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			o.foreground = true;
+			o->foreground = true;
 			break;
 		case 's':
 			break; /* single-threaded: one thread serves anyway */
 		case 'd':
-			o.debug = true;
+			o->debug = true;
 			break;
 		case 'o':
-			parse_o(fs, &o, optarg);
+			parse_o(fs, o, optarg);
 			break;
 		case 'F':
 			snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s",
@@ -737,27 +728,37 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	fs->debug = o.debug;
-	fused_log_init(o.debug, o.logfile);
-	pick_device(fs, &o, argc - optind == 2 ? argv[optind] : NULL);
-	optind = argc - 1; /* the mount point */
+	return -1;
+}
+
+/*
+ * Everything before the session: the device opened, the mount point
+ * checked (or a handed-over connection verified), the FUSE device
+ * chosen, and the daemon detached. Returns whether it takes over.
+ */
+static bool prepare(struct fused *fs, struct opts *o, const char *devarg,
+		    const char *mnt)
+{
+	bool dax_ready, adopt;
+
+	fs->debug = o->debug;
+	fused_log_init(o->debug, o->logfile);
+	pick_device(fs, o, devarg);
 	fs->start_time = time(NULL);
 	/* A connection handed over: its mount point must not be touched. */
-	adopt = fused_takeover_begin(fs, argv[optind]);
-	if (!adopt && !realpath(argv[optind], fs->mountpoint)) {
+	adopt = fused_takeover_begin(fs, mnt);
+	if (!adopt && !realpath(mnt, fs->mountpoint)) {
 		/* A dead mount there (we restart): check_not_mounted() sees to it. */
-		if (errno != ENOTCONN || argv[optind][0] != '/')
-			die("mount point %s: %s", argv[optind],
-			    strerror(errno));
-		snprintf(fs->mountpoint, sizeof(fs->mountpoint), "%s",
-			 argv[optind]);
+		if (errno != ENOTCONN || mnt[0] != '/')
+			die("mount point %s: %s", mnt, strerror(errno));
+		snprintf(fs->mountpoint, sizeof(fs->mountpoint), "%s", mnt);
 	}
 	if (!privileged())
 		die("famfs mounts are privileged: run famfs-fused as root (or with CAP_SYS_ADMIN)");
 
 	find_unit(fs);
-	dax_ready = prepare_dax(fs, &o);
-	open_device(fs, &o);
+	dax_ready = prepare_dax(fs, o);
+	open_device(fs, o);
 	adopt = adopt && fused_takeover_verify(fs);
 	if (fs->dev.kind == FAMFS_DEV_META && !adopt)
 		die("%s: not taking over its mount, whose files we have mapped (see above); unmount it and mount again",
@@ -768,20 +769,28 @@ int main(int argc, char **argv)
 		if (err)
 			die("%s: %s", fs->devpath, err);
 	}
-	pick_fuse_dev(fs, &o, dax_ready);
+	pick_fuse_dev(fs, o, dax_ready);
 	if (!adopt)
 		check_not_mounted(fs);
-	if (!o.foreground)
+	if (!o->foreground)
 		daemonize(fs);
+	return adopt;
+}
 
-	if (o.debug)
-		fargs.argc = 2;
+/* The session made and attached: a new mount, or the one taken over. */
+static void attach(struct fused *fs, struct opts *o, bool adopt,
+		   char *argv0)
+{
+	char *fargv[] = { argv0, "-d", NULL };
+	struct fuse_args fargs = FUSE_ARGS_INIT(o->debug ? 2 : 1, fargv);
+
 	fs->se = fuse_session_new(&fargs, &fused_ops, sizeof(fused_ops), fs);
+	fuse_opt_free_args(&fargs); /* the session keeps none of it */
 	if (!fs->se)
 		die("cannot create the FUSE session");
 	if (!adopt) {
 		fs->mount_time = time(NULL);
-		do_mount(fs, &o);
+		do_mount(fs, o);
 	}
 	if (famfs_ext_attach(fs, fs->se, fs->fuse_fd) < 0) {
 		if (!adopt)
@@ -792,10 +801,11 @@ int main(int argc, char **argv)
 	if (adopt && fused_takeover_attach(fs) < 0)
 		die("cannot take over the FUSE connection of %s",
 		    fs->mountpoint);
+}
 
-	fused_monitor_start(fs);
-	res = serve(fs);
-	fused_monitor_stop(fs);
+/* After serving: hand the mount over, or take it down; the exit code. */
+static int finish(struct fused *fs, int res)
+{
 	if (fused_takeover_leave(fs, stop, stop == 2)) {
 		fuse_session_destroy(fs->se); /* the fd store keeps it open */
 		return stop == 2 ? FUSED_EXIT_HANDOVER : 0;
@@ -818,4 +828,29 @@ int main(int argc, char **argv)
 	famfs_alloc_release(&fs->alloc);
 	famfs_dev_close(&fs->dev);
 	return res < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .role = "auto" };
+	struct fused *fs = &the_fs;
+	bool adopt;
+	int res;
+
+	fs->ready_fd = -1;
+	fs->fuse_fd = -1;
+	fs->poll_ms = DEFAULT_POLL_MS;
+	fs->readahead_kb = DEFAULT_READAHEAD_KB;
+	fs->splice_allowed = true;
+	res = parse_args(fs, &o, argc, argv);
+	if (res >= 0)
+		return res;
+	/* DEVICE is optional (-o source=); the mount point is last */
+	adopt = prepare(fs, &o, argc - optind == 2 ? argv[optind] : NULL,
+			argv[argc - 1]);
+	attach(fs, &o, adopt, argv[0]);
+	fused_monitor_start(fs);
+	res = serve(fs);
+	fused_monitor_stop(fs);
+	return finish(fs, res);
 }
