@@ -3,9 +3,10 @@
 # released when it ends, refused on device_dax; the data path; unbinding
 # fsdev_dax under a mapping (dkms patch 0005, finding 6 on 7.3); a memory
 # error (notify_failure), the file it names in the log (patch 0007) and its
-# record across claims (finding 15 on 7.3). minifuse serves hello (22
+# record across claims (finding 15 on 7.3), kept by physical address
+# (second review, finding 11). minifuse serves hello (22
 # bytes) from offset 0 of /dev/dax0.0 (from 2 MiB for the memory error).
-plan 23
+plan 25
 FF=/lib/modules/famfs_fuse.ko
 mkdir -p /mnt/f /mnt/g
 drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)"; }
@@ -202,4 +203,58 @@ remembered() {
 	since remembered | grep 'had a memory error' && [ $r = 0 ]
 }
 t "the next claim of the device finds the error recorded (EIO)" remembered
+# The record is of the memory, not of the device number (second review,
+# finding 11): with both namespaces disabled (no device holds a dax minor;
+# a minor is freed an RCU grace period after its device, hence the pause),
+# namespace1.0, on the other nvdimm, is made a devdax device that the dax
+# core gives dax0.0's old minor (the lowest free one; dax0.0, enabled
+# first, takes minor 0 if that was not its own). Its memory had no error:
+# its claim must not be failed. (Before: it inherited dax0.0's record, and
+# every file on it failed with EIO.)
+reused_minor() {
+	local n0 n1 r
+	n0=$(node_of /dev/dax0.0) || return 1
+	ndctl disable-namespace namespace0.0 >/dev/null &&
+		ndctl disable-namespace namespace1.0 >/dev/null &&
+		[ ! -e /dev/dax0.0 ] || return 1
+	sleep 1
+	case $n0 in
+	*" 0") ;;
+	*" 1") ndctl enable-namespace namespace0.0 >/dev/null &&
+		wait_for /dev/dax0.0 10 || return 1 ;;
+	*) echo "dax0.0 had minor $n0: above 1, it cannot be handed on"; return 1 ;;
+	esac
+	ndctl create-namespace -f -e namespace1.0 -m devdax --align=2M >/dev/null &&
+		wait_for /dev/dax1.0 10 || return 1
+	n1=$(node_of /dev/dax1.0)
+	echo "dax0.0 had $n0, dax1.0 has $n1"
+	[ "$n0" = "$n1" ] || { echo "minor not handed on: the case shows nothing"; return 1; }
+	echo dax1.0 >/sys/bus/dax/devices/dax1.0/driver/unbind || return 1
+	echo dax1.0 >/sys/bus/dax/drivers/fsdev_dax/new_id 2>/dev/null ||
+		echo dax1.0 >/sys/bus/dax/drivers/fsdev_dax/bind || return 1
+	mark reused
+	minifuse -F -D /dev/dax1.0 /mnt/g || return 1
+	cat /mnt/g/hello >/dev/null
+	r=$?
+	umount /mnt/g
+	famfs_idle || return 1
+	! since reused | grep 'had a memory error' && [ $r = 0 ]
+}
+t "a new device with the minor of the failed one: not failed (read works)" reused_minor
+# And dax0.0, back over its old memory, is failed at its first claim.
+same_memory() {
+	local r
+	ndctl create-namespace -f -e namespace1.0 -m raw >/dev/null &&
+		[ ! -e /dev/dax1.0 ] || return 1
+	{ [ -e /dev/dax0.0 ] || ndctl enable-namespace namespace0.0 >/dev/null; } &&
+		wait_for /dev/dax0.0 10 && dax_bind fsdev_dax || return 1
+	mark same
+	minifuse -F /mnt/f || return 1
+	fvt expect EIO read /mnt/f/hello
+	r=$?
+	umount /mnt/f
+	famfs_idle
+	since same | grep 'had a memory error at 0x200000' && [ $r = 0 ]
+}
+t "dax0.0 enabled again over the memory that failed: failed (EIO, logged)" same_memory
 t "kernel log clean after the fsdev_dax cases" dmesg_clean
