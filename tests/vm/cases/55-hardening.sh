@@ -15,7 +15,7 @@ esac
 export drv FMAP_BIT
 # 31 checks; on 7.3 four of them (famfs_dax's own) are skipped as
 # impossible there, and said so.
-plan 31
+plan 34
 NO_FAMFS_DAX="impossible: on $(uname -r) the kernel's fsdev_dax serves famfs; famfs_dax, its raw node and famfs_health are 6.12's"
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
@@ -362,12 +362,40 @@ if [ $raw = 4 ]; then
 		echo "driver with the node open: ${d##*/}"; [ -z "$d" ] &&
 			dmesg | grep -q "device node still open under the previous driver"'
 	t "famfs_dax takes dax1.0 once the node is closed" famfs_bind dax1.0
+	# The other way (second review, finding 7): a file opened through
+	# famfs_dax outlives its unbind, device_dax binds meanwhile, then the
+	# file is closed. Its close must put famfs_dax's cdev and module: on
+	# the module before the fix the node's cdev was the dax device's own,
+	# which device_dax's probe re-initialised, so the close put device_dax
+	# (its module count dropped by one) and famfs_fuse kept a reference.
+	# Until the close, the node the file opened leads to famfs_dax's
+	# cdev, so an open of that node fails with ENXIO meanwhile.
+	t "a node opened under famfs_dax, closed once device_dax has dax1.0: references balance" sh -c '
+		. /tests/lib.sh
+		f0=$(cat /sys/module/famfs_fuse/refcnt)
+		exec 3</dev/dax1.0 || exit 1
+		echo dax1.0 >/sys/bus/dax/drivers/famfs_dax/unbind &&
+			echo dax1.0 >/sys/bus/dax/drivers/device_dax/bind || exit 1
+		d0=$(cat /sys/module/device_dax/refcnt)
+		# until that close, the node it opened still leads to famfs_dax,
+		# which has no device bound: a new open there fails
+		if (exec 4</dev/dax1.0) 2>/dev/null; then echo "an open reached device_dax meanwhile"; exit 1; fi
+		exec 3<&-
+		f1=$(cat /sys/module/famfs_fuse/refcnt) d1=$(cat /sys/module/device_dax/refcnt)
+		echo "famfs_fuse: $f0 before the open, $f1 after the close; device_dax: $d0 before the close, $d1 after"
+		[ "$f1" = "$f0" ] && [ "$d1" = "$d0" ]'
+	t "device_dax serves dax1.0 after that close (mmap write, read back)" sh -c '
+		fvt mwrite /dev/dax1.0 0 2097152 3 && fvt devcheck /dev/dax1.0 0 2097152 3 0'
+	t "famfs_dax takes dax1.0 back" famfs_bind dax1.0
 	t "famfs_health is for root only (0600)" sh -c '
 		m=$(stat -c %a /sys/bus/dax/devices/dax0.0/famfs_health); echo "mode $m"; [ "$m" = 600 ]'
 	t "module unloads" unload famfs_fuse
 else
 	skip "famfs_dax refuses dax1.0 while its node is open under device_dax" "$NO_FAMFS_DAX"
 	skip "famfs_dax takes dax1.0 once the node is closed" "$NO_FAMFS_DAX"
+	skip "a node opened under famfs_dax, closed once device_dax has dax1.0: references balance" "$NO_FAMFS_DAX"
+	skip "device_dax serves dax1.0 after that close (mmap write, read back)" "$NO_FAMFS_DAX"
+	skip "famfs_dax takes dax1.0 back" "$NO_FAMFS_DAX"
 	skip "famfs_health is for root only (0600)" "$NO_FAMFS_DAX"
 	t "module unloads, dax1.0 back on device_dax" sh -c '
 		. /tests/lib.sh; a=$(fvt now)
