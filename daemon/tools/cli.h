@@ -50,6 +50,14 @@ int cli_usage(void (*usage)(FILE *), int c, int ok, int bad);
  * "Try 'famfs CMD --help' for more information." on stderr; returns @code.
  */
 int cli_usage_error(int code);
+/*
+ * The whole option parsing of a command whose options are only -D/--device,
+ * -v/--verbose and -h/--help: *@device starts as --device's value. Returns
+ * -1 to go on with the operands at optind, else the exit code to return
+ * (the help was printed, or a usage error said).
+ */
+int cli_parse_device_verbose(int argc, char **argv, void (*usage)(FILE *),
+			     const char **device, int *verbose);
 extern const char *cli_cmd; /* the subcommand running, for messages */
 /*
  * The device or mount a command opened last (cli_fs_open()), for the
@@ -87,6 +95,12 @@ struct cli_interleave {
 	uint32_t nstrips, nbuckets;
 	uint64_t chunk_size;
 };
+
+/* Their long names, for a command's option table (needs <getopt.h>). */
+#define CLI_INTERLEAVE_OPTIONS                         \
+	{ "nstrips", required_argument, NULL, 'N' },   \
+	{ "nbuckets", required_argument, NULL, 'B' },  \
+	{ "chunksize", required_argument, NULL, 'C' }
 
 /* Handle -N/-B/-C; returns 1 if @c was one of them, -1 on a bad value. */
 int cli_interleave_opt(struct cli_interleave *il, int c, const char *arg);

@@ -4,6 +4,7 @@
  * end of an option switch) and the global options; see cli.h.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -33,6 +34,36 @@ int cli_usage_error(int code)
 	fprintf(stderr, "Try 'famfs%s%s --help' for more information.\n",
 		cli_cmd ? " " : "", cli_cmd ? cli_cmd : "");
 	return code;
+}
+
+int cli_parse_device_verbose(int argc, char **argv, void (*usage)(FILE *),
+			     const char **device, int *verbose)
+{
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'D' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	*device = cli_device;
+	*verbose = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "D:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'D':
+			*device = optarg;
+			break;
+		case 'v':
+			(*verbose)++;
+			break;
+		case 'h':
+		default:
+			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
+		}
+	}
+	return -1;
 }
 
 int cli_parse_size(const char *what, const char *s, uint64_t *out)

@@ -38,33 +38,16 @@ static void usage(FILE *f)
 
 int cmd_clone(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *device = cli_device;
+	const char *device;
 	char src[FAMFS_PATH_LEN], dst[FAMFS_PATH_LEN];
 	char show_src[PATH_MAX + 96], show_dst[PATH_MAX + 96];
 	struct famfs_writer w;
 	struct cli_fs fs;
 	int verbose = 0, c, rc = CLI_FAIL;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "D:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			device = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
-		}
-	}
+	c = cli_parse_device_verbose(argc, argv, usage, &device, &verbose);
+	if (c >= 0)
+		return c;
 	if (argc - optind != 2) {
 		fprintf(stderr, "famfs clone: give SRC and DEST\n");
 		return cli_usage_error(CLI_USAGE);

@@ -137,29 +137,12 @@ out:
 
 int cmd_flush(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *device = cli_device;
+	const char *device;
 	int verbose = 0, c, errs = 0;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "D:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			device = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
-		}
-	}
+	c = cli_parse_device_verbose(argc, argv, usage, &device, &verbose);
+	if (c >= 0)
+		return c;
 	if (optind == argc) {
 		fprintf(stderr, "famfs flush: no file given\n");
 		return cli_usage_error(CLI_USAGE);
