@@ -8,6 +8,8 @@
 #   make vm-test-debug  the same on a debug build of that kernel (KASAN,
 #                   lockdep; built once and cached: over an hour cold)
 #   make vm-test-debug-7.3  the 7.3 tier on a debug build of 7.3
+#   make vm-test-alone  both VM tiers with every case in a guest of its own
+#                   (no case may lean on what another left; ~30 boots)
 #   make e2e        packages installed and used in booted trixie images, all
 #                   cases (~30 min; make check runs the fast subset)
 #   make bench      benchmarks, one run (guests on 6.12 and 7.3): table,
@@ -25,7 +27,7 @@ FUZZ_SECONDS ?= 20
 
 PREFIX     ?= /usr/local
 
-.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-7.3 vm-test-debug vm-test-debug-7.3 e2e bench fuzz deb rpm clean
+.PHONY: all deps deps-kernel build install demo check test-builds vm-test vm-test-7.3 vm-test-debug vm-test-debug-7.3 vm-test-alone e2e bench fuzz deb rpm clean
 
 all: build
 
@@ -86,6 +88,10 @@ vm-test-debug: deps-kernel
 
 vm-test-debug-7.3: deps-kernel
 	VM_DEBUG=1 tests/run-all.sh vm-7.3
+
+# Not part of check: one boot per case instead of one for all.
+vm-test-alone: deps-kernel
+	VM_ALONE=1 tests/run-all.sh vm vm-7.3
 
 e2e: deps-kernel
 	@DEPS_PACKAGE=1 scripts/deps.sh

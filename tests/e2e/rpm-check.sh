@@ -155,6 +155,10 @@ if [ -n "$main2" ] && [ -n "$dk2" ]; then
 		echo "not ok - the upgrade kept the edit in /etc/famfs/famfs.conf (not shipped)"
 		fails=$((fails + 1))
 	fi
+else
+	# The upgrade checks cannot run: that is a failure, not a pass.
+	echo "not ok - the $N RPMs to upgrade to were built (famfs, famfs-dkms)"
+	fails=$((fails + 1))
 fi
 t "rpm --root: erase both" rpm --root "$R" -e --nodeps --noscripts famfs famfs-dkms
 t "after erase no famfs files are left" sh -c "

@@ -248,9 +248,13 @@ boot() { # N STAGE
 	return 0
 }
 
-# Fold the guest's checks (prefix "CASE:") into one line per case.
-case_from_checks() { # NAME PREFIX
-	if ! grep -qE "^(not )?ok - $2: " "$W/checks" 2>/dev/null; then
+# Fold the guest's checks (prefix "CASE:") into one line per case. Every
+# path through a stage prints the same checks, so a case passes only if
+# all PLANNED of them ran and none failed: a stage that stopped early
+# (a guest that died, a shell error) cannot pass on the checks it made.
+case_from_checks() { # NAME PREFIX PLANNED
+	ran=$(grep -cE "^(not )?ok - $2: " "$W/checks" 2>/dev/null)
+	if [ "${ran:-0}" = 0 ]; then
 		result fail "$1" "no checks ran (see $W/stage-*.log)"
 		return
 	fi
@@ -258,6 +262,8 @@ case_from_checks() { # NAME PREFIX
 	if grep -qE "^not ok - $2: " "$W/checks"; then
 		bad=$(grep -E "^not ok - $2: " "$W/checks" | head -n 3 | sed "s/^not ok - $2: //" | paste -sd ';' -)
 		result fail "$1" "$bad"
+	elif [ "$ran" != "$3" ]; then
+		result fail "$1" "planned $3 checks, ran $ran (see $W/stage-*.log)"
 	else
 		result ok "$1"
 	fi
@@ -320,28 +326,28 @@ run_guests() {
 	done
 	timing "guests total (mkosi fetch, debs, image, boots)" $(($(now) - tg0))
 
-	wants install && case_from_checks install install
-	wants fstab-mount && case_from_checks fstab-mount fstab
+	wants install && case_from_checks install install 6
+	wants fstab-mount && case_from_checks fstab-mount fstab 17
 	if wants systemctl-status; then
 		if [ $units_packaged = 0 ]; then
 			grep -E "^(not )?ok - status: " "$W/checks" | sed 's/^/#   (units missing) /' >&2
 			result skip systemctl-status "units not packaged yet (units/ has no unit files)"
 		else
-			case_from_checks systemctl-status status
+			case_from_checks systemctl-status status 4
 		fi
 	fi
-	wants daemon-restart && case_from_checks daemon-restart restart
+	wants daemon-restart && case_from_checks daemon-restart restart 16
 	if wants daemon-upgrade; then
-		case_from_checks daemon-upgrade daemon-upgrade
+		case_from_checks daemon-upgrade daemon-upgrade 18
 		figures daemon-upgrade
 	fi
-	wants persistence && case_from_checks persistence persist
+	wants persistence && case_from_checks persistence persist 9
 	if wants kernel-upgrade; then
-		case_from_checks kernel-upgrade kernel-upgrade
+		case_from_checks kernel-upgrade kernel-upgrade 35
 		figures kernel-upgrade
 	fi
-	wants upgrade && case_from_checks upgrade upgrade
-	wants remove-purge && case_from_checks remove-purge remove
+	wants upgrade && case_from_checks upgrade upgrade 28
+	wants remove-purge && case_from_checks remove-purge remove 11
 	# A boot that died, or whose kernel log is not clean, is a failure
 	# even if its case was not asked for.
 	if grep -q '^not ok - boot' "$W/checks"; then
