@@ -15,7 +15,7 @@ esac
 export drv FMAP_BIT
 # 31 checks; on 7.3 four of them (famfs_dax's own) are skipped as
 # impossible there, and said so.
-plan 34
+plan 35
 NO_FAMFS_DAX="impossible: on $(uname -r) the kernel's fsdev_dax serves famfs; famfs_dax, its raw node and famfs_health are 6.12's"
 t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
 mkdir -p /mnt/f
@@ -344,6 +344,31 @@ t "a fault while an unbind waits for a pinned page ends, then the unbind" sh -c 
 		"unbind still waiting after it: $still (0: yes), drain $pr, unbind $ur, umount $m"
 	famfs_bind dax0.0 $drv && [ $w = 0 ] && [ "$(cat /tmp/pf/d)" = sigbus ] &&
 	[ $still = 0 ] && [ $pr = 0 ] && [ $ur = 0 ] && [ $m = 0 ]'
+# An unbind drops the mappings of the files that use the device going
+# away, and only those (second review, finding 12): minifuse serves hello
+# from dax0.0 and twin from dax1.0 in one mount; twin is read (the
+# connection claims dax1.0), a process maps hello and reads it, dax1.0 is
+# unbound from its driver, and the process reads hello again through its
+# mapping: the same bytes, with no page fault (nothing unmapped it).
+# (Before: every famfs file of the connection was unmapped: a fault.)
+other_device() {
+	local drv r
+	drv=$(basename "$(readlink /sys/bus/dax/devices/dax1.0/driver)")
+	rm -f /tmp/od-r /tmp/od-g
+	minifuse -F -T -m split -D /dev/dax0.0,/dev/dax1.0 /mnt/f || return 1
+	klog=$(dmesg | wc -l)
+	cat /mnt/f/twin >/dev/null || { umount /mnt/f; return 1; }
+	fvt holdmap /mnt/f/hello /tmp/od-r /tmp/od-g >/tmp/od.out 2>&1 &
+	r=$!
+	wait_for /tmp/od-r 20 || { umount /mnt/f; return 1; }
+	echo dax1.0 >/sys/bus/dax/devices/dax1.0/driver/unbind || return 1
+	touch /tmp/od-g; wait $r; r=$?
+	cat /tmp/od.out; umount /mnt/f
+	! dmesg | tail -n +$((klog + 1)) | grep -E "WARNING|BUG|Oops" &&
+		famfs_idle && famfs_bind dax1.0 "$drv" && [ $r = 0 ] &&
+		grep -q " same faults=0$" /tmp/od.out
+}
+t "an unbind of dax1.0 leaves the mapping of a file on dax0.0 alone" other_device
 # famfs_dax's own checks (6.12). On 7.3 dax1.0 goes back to device_dax,
 # where ndctl made it.
 if [ $raw = 4 ]; then

@@ -33,8 +33,11 @@
  *     -m MODE    how to answer FUSE_GET_FMAP (see fmap_reply(); default
  *                "good": one 2 MiB simple extent at offset 0 of device 0;
  *                "good-2m": the same at offset 2 MiB;
+ *                "split": hello as "good", twin (-T) at offset 0 of
+ *                device 1;
  *                "fuzz:SEED": a good map changed at random, fuzz_reply())
- *     -D PATH    the device FUSE_GET_DAXDEV names (default /dev/dax0.0)
+ *     -D PATH[,PATH1]  the device FUSE_GET_DAXDEV names (default
+ *                /dev/dax0.0); PATH1, if given, for device index 1
  *     -x MODE    how to answer FUSE_GET_DAXDEV (see daxdev_reply(); default
  *                "good"; "upstream": as upstream's famfs server does, the
  *                device index taken from the request's nodeid, not its
@@ -80,6 +83,8 @@ static unsigned int hello_mode = 0444, blksize = 4096;
 static int fmap_calls;
 static const char *fmap_mode = "good";
 static const char *daxdev_path = "/dev/dax0.0";
+static const char *daxdev_path1; /* index 1, when -D names two */
+static uint64_t fmap_ino;	  /* the file GET_FMAP asks about */
 static const char *daxdev_mode = "good";
 
 #define MIB2 (2ULL << 20)
@@ -125,11 +130,15 @@ static int fmap_reply(char *buf, size_t max)
 	fmap_calls++;
 	if (!strcmp(m, "nodata-once"))	/* no map first, a good one later */
 		m = fmap_calls == 1 ? "nodata" : "good";
+	if (!strcmp(m, "split"))	/* each file on a device of its own */
+		m = fmap_ino == TWIN_INO ? "good-dev1" : "good";
 	if (!strcmp(m, "good") || !strcmp(m, "trailing") ||
 	    !strcmp(m, "good-2m")) {
 		n += put_se(buf + n, 0, !strcmp(m, "good-2m") ? MIB2 : 0, MIB2);
 		if (!strcmp(m, "trailing"))
 			n += 24;
+	} else if (!strcmp(m, "good-dev1")) {
+		n += put_se(buf + n, 1, 0, MIB2);
 	} else if (!strcmp(m, "good-multi")) {
 		h.nextents = 3;
 		for (i = 0; i < 3; i++)
@@ -293,7 +302,8 @@ static int fuzz_reply(char *buf, size_t max, unsigned long seed)
 static int daxdev_reply(uint32_t idx, struct fuse_daxdev_out *out)
 {
 	const char *m = daxdev_mode;
-	const char *name = daxdev_path;
+	const char *name = idx == 1 && daxdev_path1 ? daxdev_path1 :
+							  daxdev_path;
 
 	memset(out, 0, sizeof(*out));
 	out->index = idx;
@@ -624,7 +634,10 @@ static void serve(int fd)
 		}
 		case FUSE_GET_FMAP: {
 			static char f[8192];
-			int len = strncmp(fmap_mode, "fuzz:", 5) ?
+			int len;
+
+			fmap_ino = ih->nodeid;
+			len = strncmp(fmap_mode, "fuzz:", 5) ?
 				fmap_reply(f, sizeof(f)) :
 				fuzz_reply(f, sizeof(f),
 					   strtoul(fmap_mode + 5, NULL, 0));
@@ -714,7 +727,7 @@ static const char *const fmap_modes[] = {
 	"version", "exttype", "noext", "toomany", "unaligned", "zerolen",
 	"baddev", "shortmap", "truncated", "wrap", "oversize", "garbage",
 	"error", "iext-midpage", "outofdev", "iext-hugenbytes", "reserved",
-	"se-reserved", "filesize", "nodata", "nodata-once", NULL
+	"se-reserved", "filesize", "nodata", "nodata-once", "split", NULL
 };
 static const char *const daxdev_modes[] = {
 	"good", "short", "error", "badindex", "relative", "missing",
@@ -744,9 +757,16 @@ int main(int argc, char **argv)
 		case 'm':
 			fmap_mode = optarg;
 			break;
-		case 'D':
+		case 'D': {
+			char *comma = strchr(optarg, ',');
+
 			daxdev_path = optarg;
+			if (comma) {
+				*comma = '\0';
+				daxdev_path1 = comma + 1;
+			}
 			break;
+		}
 		case 'x':
 			daxdev_mode = optarg;
 			break;
