@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * famfs-bench-flush [MIB]: what famfs_mem_flush() costs per MiB of dirty
- * memory, with clflush and with the instruction this CPU gets by default
- * (clflushopt where CPUID has it), side by side in one run: ten rounds,
- * the two taking turns, each measured in a child of its own since the
- * choice is made once per process (FAMFS_FLUSH=clflush forces the old
- * one), best of three flushes; medians and the ratio's range.
+ * famfs-bench-flush [MIB]: what famfs_cache_flush() costs per MiB of
+ * dirty memory with each instruction this CPU has (clflush always,
+ * clflushopt and clwb where CPUID has them), side by side in one run: ten
+ * rounds, the instructions taking turns in a rotating order, each
+ * measured in a child of its own since the choice is made once per
+ * process (FAMFS_FLUSH), best of three flushes; medians, and each one's
+ * ratio to clflush with its range.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libfamfs.h"
+#include "famfs/cache.h"
+
+static const char *const insns[] = {"clflush", "clflushopt", "clwb"};
+#define NINSN  3
+#define ROUNDS 10
 
 static double now(void)
 {
@@ -24,34 +29,35 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One child: write the best ns per MiB of three flushes of @mib dirty MiB. */
-static int measure(int fd, size_t mib, const char *force)
+/*
+ * One child: the best ns per MiB of three flushes of @mib dirty MiB with
+ * @insn, or -1 when the CPU lacks it (the library fell back to another).
+ */
+static int measure(int fd, size_t mib, const char *insn)
 {
 	size_t len = mib << 20;
 	char *buf = aligned_alloc(4096, len);
-	double best = 0;
+	double best = -1;
 
 	if (!buf)
 		return 1;
-	if (force)
-		setenv("FAMFS_FLUSH", force, 1);
-	for (int pass = 0; pass < 3; pass++) {
+	setenv("FAMFS_FLUSH", insn, 1);
+	for (int pass = 0; pass < 3 && !strcmp(famfs_cache_flush_insn(), insn);
+	     pass++) {
 		double t;
 
 		memset(buf, pass + 1, len); /* every line dirty */
 		t = now();
-		famfs_mem_flush(buf, len);
-		t = now() - t;
-		if (!pass || t < best)
+		famfs_cache_flush(buf, len);
+		t = (now() - t) * 1e9 / (double)mib;
+		if (best < 0 || t < best)
 			best = t;
 	}
-	best = best * 1e9 / (double)mib;
 	free(buf);
 	return write(fd, &best, sizeof(best)) == sizeof(best) ? 0 : 1;
 }
 
-/* ns per MiB with clflush (@force) or with this CPU's default (NULL). */
-static int child(size_t mib, const char *force, double *ns)
+static int child(size_t mib, const char *insn, double *ns)
 {
 	int pfd[2], st;
 	pid_t pid;
@@ -63,7 +69,7 @@ static int child(size_t mib, const char *force, double *ns)
 		return -1;
 	if (!pid) {
 		close(pfd[0]);
-		_exit(measure(pfd[1], mib, force));
+		_exit(measure(pfd[1], mib, insn));
 	}
 	close(pfd[1]);
 	st = read(pfd[0], ns, sizeof(*ns)) == sizeof(*ns) ? 0 : -1;
@@ -80,36 +86,42 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-#define ROUNDS 10
-
 int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 64;
-	double old[ROUNDS], cur[ROUNDS], ratio[ROUNDS];
+	double ns[NINSN][ROUNDS], ratio[NINSN][ROUNDS];
 
 	if (!mib) {
 		fprintf(stderr, "usage: famfs-bench-flush [MIB]\n");
 		return 2;
 	}
-	/* the two sides take turns, each first in every other round */
-	for (int r = 0; r < ROUNDS; r++) {
-		int bad = r % 2 ? child(mib, NULL, &cur[r]) ||
-					  child(mib, "clflush", &old[r]) :
-				  child(mib, "clflush", &old[r]) ||
-					  child(mib, NULL, &cur[r]);
+	for (int r = 0; r < ROUNDS; r++)
+		for (int k = 0; k < NINSN; k++) {
+			int i = (r + k) % NINSN;
 
-		if (bad) {
-			fprintf(stderr, "famfs-bench-flush: a measurement failed\n");
-			return 1;
+			if (child(mib, insns[i], &ns[i][r])) {
+				fprintf(stderr,
+					"famfs-bench-flush: a measurement failed\n");
+				return 1;
+			}
 		}
-		ratio[r] = cur[r] / old[r];
+	for (int i = 0; i < NINSN; i++)
+		for (int r = 0; r < ROUNDS; r++)
+			ratio[i][r] = ns[i][r] / ns[0][r];
+	printf("flush of %zu dirty MiB, %d rounds (medians; ratio to clflush, min-max):\n",
+	       mib, ROUNDS);
+	for (int i = 0; i < NINSN; i++) {
+		if (ns[i][0] < 0) {
+			printf("  %-10s not on this CPU\n", insns[i]);
+			continue;
+		}
+		qsort(ns[i], ROUNDS, sizeof(double), cmp);
+		qsort(ratio[i], ROUNDS, sizeof(double), cmp);
+		printf("  %-10s %8.0f ns/MiB  %.2f (%.2f-%.2f)\n", insns[i],
+		       ns[i][ROUNDS / 2], ratio[i][ROUNDS / 2], ratio[i][0],
+		       ratio[i][ROUNDS - 1]);
 	}
-	qsort(old, ROUNDS, sizeof(double), cmp);
-	qsort(cur, ROUNDS, sizeof(double), cmp);
-	qsort(ratio, ROUNDS, sizeof(double), cmp);
-	printf("flush of %zu dirty MiB, %d rounds: clflush %.0f ns/MiB, %s %.0f ns/MiB (medians); %s/clflush %.2f (min %.2f, max %.2f)\n",
-	       mib, ROUNDS, old[ROUNDS / 2], famfs_mem_flush_insn(),
-	       cur[ROUNDS / 2], famfs_mem_flush_insn(), ratio[ROUNDS / 2],
-	       ratio[0], ratio[ROUNDS - 1]);
+	printf("this CPU's default: flush %s, invalidate %s\n",
+	       famfs_cache_flush_insn(), famfs_cache_invalidate_insn());
 	return 0;
 }

@@ -5,7 +5,6 @@
  * The memory is mapped shared; what we write is flushed so that other
  * hosts mapping the same memory see it.
  */
-#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -343,67 +342,19 @@ void famfs_dev_close(struct famfs_dev *dev)
 }
 
 /*
- * Shared memory may be written by other hosts that no cache-coherence
- * protocol connects to ours, so we write back and drop the cache lines
- * ourselves (x86-64 only: meson refuses other architectures). Files are
- * coherent through the page cache; msync makes them durable.
- *
- * clflushopt writes a line back and drops it like clflush, but its
- * flushes of different lines overlap, so it is used where the CPU has it
- * (CPUID.7.0:EBX bit 23); both are ordered for us by the mfence after
- * the loop. clwb would keep the line, but a reader must drop it to see
- * another host's store, and a writer's line is dropped at no loss, so one
- * instruction serves both directions. FAMFS_FLUSH=clflush forces the old
- * instruction (for the benchmark, bench/flush.c).
+ * Other hosts write shared memory with no cache-coherence protocol
+ * between us, so the log and the data written through a device are
+ * written back and dropped by hand (libfamfs-cache, famfs_cache(3)).
+ * Image files are coherent through the page cache; msync makes them
+ * durable.
  */
-static bool use_clflushopt(void)
-{
-	static int have = -1;
-	unsigned int a, b, c, d;
-	const char *force;
-
-	if (have >= 0)
-		return have;
-	force = getenv("FAMFS_FLUSH");
-	have = !(force && !strcmp(force, "clflush")) &&
-	       __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23));
-	return have;
-}
-
-static void clflush_range(const void *addr, size_t len)
-{
-	const uintptr_t line = 64;
-	uintptr_t p = (uintptr_t)addr & ~(line - 1);
-
-	if (use_clflushopt()) {
-		for (; p < (uintptr_t)addr + len; p += line)
-			__asm__ volatile("clflushopt %0" ::"m"(
-				*(const volatile char *)p));
-	} else {
-		for (; p < (uintptr_t)addr + len; p += line)
-			__asm__ volatile("clflush %0" ::"m"(
-				*(const volatile char *)p));
-	}
-	__asm__ volatile("mfence" ::: "memory");
-}
-
-const char *famfs_mem_flush_insn(void)
-{
-	return use_clflushopt() ? "clflushopt" : "clflush";
-}
-
-void famfs_mem_flush(const void *addr, size_t len)
-{
-	clflush_range(addr, len);
-}
-
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t start = (uintptr_t)addr & ~((uintptr_t)page - 1);
 
 	if (dev->kind != FAMFS_DEV_FILE)
-		clflush_range(addr, len);
+		famfs_cache_flush(addr, len);
 	if (dev->kind != FAMFS_DEV_DAX)
 		msync((void *)start, (uintptr_t)addr + len - start, MS_SYNC);
 }
@@ -412,7 +363,7 @@ void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len)
 {
 	if (dev->kind != FAMFS_DEV_FILE)
-		clflush_range(addr, len);
+		famfs_cache_invalidate(addr, len);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "famfs/cache.h"
 #include "format.h"
 
 /* ---- errors -------------------------------------------------------------- */
@@ -217,14 +218,6 @@ void famfs_dev_close(struct famfs_dev *dev);
 int famfs_mount_root(const char *path, char *root, size_t len);
 /* Write back a range of device memory so other hosts see it. */
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len);
-/*
- * Write back and drop the CPU cache lines of any mapping (a file mapped
- * from a mounted famfs, say): what famfs flush does for non-coherent
- * shared memory. A no-op where the architecture keeps caches coherent.
- */
-void famfs_mem_flush(const void *addr, size_t len);
-/* The instruction famfs_mem_flush() uses on this CPU ("clflushopt"...). */
-const char *famfs_mem_flush_insn(void);
 /* Drop cached copies of a range so we see other hosts' writes. */
 void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
 			  size_t len);

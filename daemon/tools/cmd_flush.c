@@ -86,7 +86,8 @@ static int flush_mounted(const char *name, int verbose)
 				strerror(errno));
 			goto out;
 		}
-		famfs_mem_flush(p, f.size);
+		/* Written back and dropped: both of what flush(8) promises. */
+		famfs_cache_invalidate(p, f.size);
 		msync(p, f.size, MS_SYNC | MS_INVALIDATE);
 		munmap(p, f.size);
 	}

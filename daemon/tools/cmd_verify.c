@@ -86,7 +86,7 @@ static int by_mmap(const struct vctx *v, struct cli_file *f, uint64_t seed)
 		return -1;
 	}
 	/* Another host may have written it: read memory, not stale lines. */
-	famfs_mem_flush(p, f->size);
+	famfs_cache_invalidate(p, f->size);
 	cli_pattern_init(&pat, seed);
 	bad = cli_pattern_check(&pat, p, f->size);
 	munmap(p, f->size);

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Cache maintenance for memory that other hosts share without hardware
+ * coherence (x86-64 only: meson refuses other architectures).
+ *
+ * Flush prefers clwb, which writes a line back and may keep it: a writer
+ * that reads its own data again keeps the hit. Invalidate needs the line
+ * gone, which only clflushopt and clflush do; clflushopt's flushes of
+ * different lines overlap, clflush's do not. clwb and clflushopt are
+ * weakly ordered, so both loops end in an mfence, which also orders the
+ * caller's later loads and stores after the write-backs.
+ */
+#include <cpuid.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "famfs/cache.h"
+
+#define CACHE_LINE 64u
+
+enum insn { INSN_CLFLUSH, INSN_CLFLUSHOPT, INSN_CLWB };
+
+static const char *const insn_name[] = {
+	[INSN_CLFLUSH] = "clflush",
+	[INSN_CLFLUSHOPT] = "clflushopt",
+	[INSN_CLWB] = "clwb",
+};
+
+/* What the CPU has, by CPUID.(EAX=7,ECX=0):EBX bits 23 and 24. */
+static bool cpu_has(enum insn i)
+{
+	unsigned int a, b, c, d;
+
+	if (i == INSN_CLFLUSH)
+		return true;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return b & (1u << (i == INSN_CLFLUSHOPT ? 23 : 24));
+}
+
+/* FAMFS_FLUSH's choice if the CPU has it, else the best it has of @best. */
+static enum insn choose(enum insn best)
+{
+	const char *force = getenv("FAMFS_FLUSH");
+
+	if (force)
+		for (int i = INSN_CLWB; i >= INSN_CLFLUSH; i--)
+			if (i <= (int)best && !strcmp(force, insn_name[i]) &&
+			    cpu_has(i))
+				return i;
+	for (int i = best; i > INSN_CLFLUSH; i--)
+		if (cpu_has(i))
+			return i;
+	return INSN_CLFLUSH;
+}
+
+static enum insn flush_insn(void)
+{
+	static int chosen = -1; /* threads that race store the same value */
+	int c = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+
+	if (c < 0) {
+		c = (int)choose(INSN_CLWB);
+		__atomic_store_n(&chosen, c, __ATOMIC_RELAXED);
+	}
+	return (enum insn)c;
+}
+
+static enum insn invalidate_insn(void)
+{
+	static int chosen = -1; /* threads that race store the same value */
+	int c = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+
+	if (c < 0) {
+		c = (int)choose(INSN_CLFLUSHOPT);
+		__atomic_store_n(&chosen, c, __ATOMIC_RELAXED);
+	}
+	return (enum insn)c;
+}
+
+static void each_line(enum insn i, const void *addr, size_t len)
+{
+	uintptr_t p = (uintptr_t)addr & ~(uintptr_t)(CACHE_LINE - 1);
+	uintptr_t end = (uintptr_t)addr + len;
+
+	switch (i) {
+	case INSN_CLWB:
+		for (; p < end; p += CACHE_LINE)
+			__asm__ volatile(
+				"clwb %0" ::"m"(*(const volatile char *)p));
+		break;
+	case INSN_CLFLUSHOPT:
+		for (; p < end; p += CACHE_LINE)
+			__asm__ volatile("clflushopt %0" ::"m"(
+				*(const volatile char *)p));
+		break;
+	case INSN_CLFLUSH:
+		for (; p < end; p += CACHE_LINE)
+			__asm__ volatile(
+				"clflush %0" ::"m"(*(const volatile char *)p));
+		break;
+	}
+	famfs_cache_barrier();
+}
+
+void famfs_cache_flush(const void *addr, size_t len)
+{
+	each_line(flush_insn(), addr, len);
+}
+
+void famfs_cache_invalidate(const void *addr, size_t len)
+{
+	each_line(invalidate_insn(), addr, len);
+}
+
+void famfs_cache_barrier(void)
+{
+	__asm__ volatile("mfence" ::: "memory");
+}
+
+const char *famfs_cache_flush_insn(void)
+{
+	return insn_name[flush_insn()];
+}
+
+const char *famfs_cache_invalidate_insn(void)
+{
+	return insn_name[invalidate_insn()];
+}
