@@ -69,7 +69,7 @@ def _missing():
         return "needs root (FUSE mounts of famfs are privileged)"
     if not os.path.exists("/dev/fuse"):
         return "no /dev/fuse"
-    for p in (fh.MKFS, fh.FAMFS, fh.FUSED, fh.MOUNT, fh.RAWREQ):
+    for p in (fh.MKFS, fh.FAMFS, fh.FUSED, fh.MOUNT, fh.RAWREQ, fh.PCQ):
         if not os.access(p, os.X_OK):
             return "%s not built (build first, or set BUILD_DIR)" % p
     return None

@@ -18,6 +18,7 @@ FAMFS = os.path.join(BUILD, "daemon/tools/famfs")
 FUSED = os.path.join(BUILD, "daemon/fused/famfs-fused")
 RAWREQ = os.path.join(BUILD, "daemon/fused/fused-rawreq")
 MOUNT = os.path.join(BUILD, "daemon/mount/mount.famfs")
+PCQ = os.path.join(BUILD, "daemon/tools/pcq")
 
 MiB = 1 << 20
 LOG_OFFSET = 2 * MiB

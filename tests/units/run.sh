@@ -98,6 +98,46 @@ make_install() {
 }
 check "make install: helpers where mount(8) looks, famfs_fused, famfs.conf installed once and kept" make_install
 
+# What the packages ship for applications: pcq with its page, and
+# libfamfs-cache as an application builds against it (pkg-config, the
+# header, the versioned .so) and runs with it.
+cache_library() {
+	D=$W/lib
+	DESTDIR=$D meson install -C "$B" --no-rebuild --quiet >/dev/null || return 1
+	[ -x "$D$prefix/bin/pcq" ] && [ -f "$D$prefix/share/man/man1/pcq.1" ] &&
+		[ -f "$D$prefix/share/man/man3/famfs_cache.3" ] ||
+		{ echo "pcq, pcq(1) or famfs_cache(3) missing"; return 1; }
+	pc=$(find "$D" -name famfs-cache.pc) && [ -n "$pc" ] || { echo "no famfs-cache.pc"; return 1; }
+	so=$(find "$D" -name 'libfamfs-cache.so.1') && [ -n "$so" ] || { echo "no libfamfs-cache.so.1"; return 1; }
+	objdump -p "$so" | grep -q 'SONAME *libfamfs-cache.so.1$' || { echo "wrong SONAME"; return 1; }
+	# Exported: the five functions, nothing else.
+	nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sed 's/@.*//' | sort >"$W/syms"
+	printf '%s\n' famfs_cache_barrier famfs_cache_flush famfs_cache_flush_insn \
+		famfs_cache_invalidate famfs_cache_invalidate_insn | diff - "$W/syms" || return 1
+	cat >"$W/app.c" <<'EOF2'
+#include <famfs/cache.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+	static char buf[4096];
+	memset(buf, 7, sizeof(buf));
+	famfs_cache_flush(buf, sizeof(buf));
+	famfs_cache_invalidate(buf + 1, 100);
+	famfs_cache_barrier();
+	printf("%s %s %d\n", famfs_cache_flush_insn(),
+	       famfs_cache_invalidate_insn(), buf[4095]);
+	return 0;
+}
+EOF2
+	flags=$(PKG_CONFIG_SYSROOT_DIR=$D PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs famfs-cache) || return 1
+	cc -Wall -Werror -o "$W/app" "$W/app.c" $flags || return 1
+	LD_LIBRARY_PATH=$(dirname "$so") "$W/app" >"$W/app.out" || return 1
+	cat "$W/app.out"
+	grep -Eqx '(clwb|clflushopt|clflush) (clflushopt|clflush) 7' "$W/app.out"
+}
+check "libfamfs-cache: pkg-config, header and .so build and run an application; pcq and its pages installed" cache_library
+
 # ---- famfs status --watch under a notify socket ---------------------------
 watch_notify() {
 	mkdir -p "$W/sys/module" "$W/mnt/.meta"
