@@ -60,8 +60,10 @@ main=$(ls "$out"/cur/rpm/RPMS/*/famfs-"$V"-*.rpm 2>/dev/null | head -n1)
 dk=$(ls "$out"/cur/rpm/RPMS/*/famfs-dkms-"$V"-*.rpm 2>/dev/null | head -n1)
 main2=$(ls "$out"/next/rpm/RPMS/*/famfs-"$N"-*.rpm 2>/dev/null | head -n1)
 dk2=$(ls "$out"/next/rpm/RPMS/*/famfs-dkms-"$N"-*.rpm 2>/dev/null | head -n1)
-if [ -z "$main" ] || [ -z "$dk" ]; then
-	echo "not ok - both RPMs (famfs, famfs-dkms) were built"
+libs=$(ls "$out"/cur/rpm/RPMS/*/famfs-libs-"$V"-*.rpm 2>/dev/null | head -n1)
+devel=$(ls "$out"/cur/rpm/RPMS/*/famfs-devel-"$V"-*.rpm 2>/dev/null | head -n1)
+if [ -z "$main" ] || [ -z "$dk" ] || [ -z "$libs" ] || [ -z "$devel" ]; then
+	echo "not ok - the four RPMs (famfs, famfs-dkms, famfs-libs, famfs-devel) were built"
 	exit 1
 fi
 q() { rpm -qp "$@" 2>/dev/null; }
@@ -209,8 +211,19 @@ for b in famfs famfs-fused famfs_fused mkfs.famfs mount.famfs mount.fuse.famfs; 
 done
 # Clean apart from the filters in packaging/rpm/rpmlint.toml, each of
 # which says why.
+# libfamfs-cache: the library alone in -libs, what builds with it in -devel.
+q -l "$libs" | grep -v -e '^/usr/lib/.build-id' -e '^/usr/share/licenses/' >"$out/libs.files"
+q -l "$devel" | grep -vx /usr/include/famfs >"$out/devel.files"
+printf '%s\n' /usr/lib64/libfamfs-cache.so.1 /usr/lib64/libfamfs-cache.so.1.0.0 >"$out/libs.want"
+printf '%s\n' /usr/include/famfs/cache.h /usr/lib64/libfamfs-cache.so \
+	/usr/lib64/pkgconfig/famfs-cache.pc /usr/share/man/man3/famfs_cache.3.gz >"$out/devel.want"
+t "famfs-libs ships libfamfs-cache.so.1 and nothing else" diff "$out/libs.want" "$out/libs.files"
+t "famfs-devel ships the header, the .so link, famfs-cache.pc and famfs_cache(3)" \
+	diff "$out/devel.want" "$out/devel.files"
+t "famfs ships pcq and pcq(1)" sh -c "
+	grep -qx /usr/bin/pcq '$out/famfs.files' && grep -qx /usr/share/man/man1/pcq.1.gz '$out/famfs.files'"
 t "rpmlint: no error or warning beyond the justified filters" sh -c "
-	rpmlint -c '$top/packaging/rpm/rpmlint.toml' '$main' '$dk' >'$out/rpmlint.txt' 2>&1
+	rpmlint -c '$top/packaging/rpm/rpmlint.toml' '$main' '$dk' '$libs' '$devel' >'$out/rpmlint.txt' 2>&1
 	rc=\$?; tail -n 1 '$out/rpmlint.txt'
 	grep -E ': (E|W): ' '$out/rpmlint.txt'; [ \$rc -eq 0 ] &&
 	tail -n 1 '$out/rpmlint.txt' | grep -q ' 0 errors, 0 warnings'"
