@@ -36,7 +36,9 @@ struct fused {
 	struct famfs_geometry g;
 	struct famfs_ns ns;
 	enum famfs_role role;
-	bool readonly; /* a client, or role=client: nothing is written */
+	bool readonly; /* a client, or role=client: the log is not written */
+	/* File data may not be written: readonly, unless client_rw; or ro. */
+	bool data_ro;
 
 	/* how we were started */
 	char devpath[PATH_MAX];

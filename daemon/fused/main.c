@@ -44,6 +44,7 @@ enum fallback { FALLBACK_AUTO, FALLBACK_YES, FALLBACK_NO };
 
 struct opts {
 	bool foreground, ro, debug;
+	bool client_rw; /* a client may write file data */
 	/*
 	 * A log is written by whoever can write the device (another host, an
 	 * image file's owner): its set-user-ID bits and device nodes are not
@@ -97,7 +98,9 @@ static void usage(FILE *f)
 		"                  famfs kernel module is loaded and DEVICE is devdax,\n"
 		"                  else /dev/fuse)\n"
 		"Options (-o, comma separated):\n"
-		"  ro              serve read-only (a client is always read-only)\n"
+		"  ro              serve read-only (a client is, unless client_rw)\n"
+		"  client_rw       on a client, let file data be written (never the\n"
+		"                  log): applications keep the hosts' caches coherent\n"
 		"  role=auto|master|client\n"
 		"  fallback=auto|yes|no  serve data ourselves when the kernel cannot\n"
 		"  poll_ms=N       look for entries other hosts logged every N ms (1000)\n"
@@ -260,6 +263,8 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 			*val++ = '\0';
 		if (!strcmp(opt, "ro"))
 			o->ro = true;
+		else if (!strcmp(opt, "client_rw"))
+			o->client_rw = true;
 		else if (!strcmp(opt, "rw") || !strcmp(opt, "defaults") ||
 			 !strcmp(opt, "allow_other") ||
 			 !strcmp(opt, "default_permissions") ||
@@ -398,8 +403,13 @@ static void open_device(struct fused *fs, const struct opts *o)
 	if (!strcmp(o->role, "client"))
 		fs->role = FAMFS_ROLE_CLIENT;
 	fs->readonly = fs->role != FAMFS_ROLE_MASTER || o->ro;
-	/* Writes to the log are the kernel's in famfs mode: mapped read-only. */
-	if (!fs->readonly && fs->dev.kind != FAMFS_DEV_META) {
+	fs->data_ro = o->ro || (fs->readonly && !o->client_rw);
+	/*
+	 * Writes to the log are the kernel's in famfs mode: mapped read-only.
+	 * A client that writes file data (fallback mode) needs the device
+	 * writable; it still never writes the log (readonly).
+	 */
+	if (!fs->data_ro && fs->dev.kind != FAMFS_DEV_META) {
 		famfs_dev_close(&fs->dev);
 		rc = famfs_dev_open_fs(fs->devpath, FAMFS_OPEN_RW, &fs->dev);
 		if (rc)
@@ -503,7 +513,7 @@ static void do_mount(struct fused *fs, const struct opts *o)
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other",
 		 fs->fuse_fd);
 	if (mount(fs->devpath, fs->mountpoint, type,
-		  o->mflags | (fs->readonly ? MS_RDONLY : 0) |
+		  o->mflags | (fs->data_ro ? MS_RDONLY : 0) |
 			  (o->suid ? 0 : MS_NOSUID) | (o->dev ? 0 : MS_NODEV),
 		  data) < 0)
 		die("cannot mount %s on %s (type %s): %s", fs->devpath,

@@ -11,7 +11,7 @@
  *   unlink rmdir rename link symlink EPERM (nothing is ever removed)
  *   create mknod mkdir              EPERM  (use famfs creat/cp/mkdir)
  *   write past the end of a file    EFBIG  (files never grow)
- *   any write on a client           EROFS
+ *   any write on a client           EROFS  (file data too, unless client_rw)
  * Setting only the times succeeds and changes nothing: famfs keeps none.
  */
 #include <errno.h>
@@ -332,7 +332,7 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 			fuse_reply_err(req, EUCLEAN); /* logged when applied */
 			return;
 		}
-		if (wr && fs->readonly) {
+		if (wr && fs->data_ro) {
 			fuse_reply_err(req, EROFS);
 			return;
 		}
@@ -348,9 +348,10 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	/*
 	 * Page cache on, so mmap works through FUSE. A client drops it at
 	 * each open to see what the master wrote to the device meanwhile. On
-	 * the master every write to a file comes through this mount (clients
-	 * are read-only), so its page cache stays true and is kept; the log
-	 * is the exception: other tools may repair it behind our back.
+	 * the master every write to a file comes through this mount unless a
+	 * client mounted with client_rw (famfs-fused(8) says what that costs
+	 * in fallback mode), so its page cache is kept; the log is the
+	 * exception: other tools may repair it behind our back.
 	 */
 	fi->keep_cache = n && !fs->readonly;
 	/*
@@ -525,7 +526,7 @@ static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 	(void)fi;
 	fs->writes++;
-	if (fs->readonly) {
+	if (fs->data_ro || (fs->readonly && ino == FUSED_META_LOG_INO)) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
@@ -582,7 +583,7 @@ static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	if (fs->readonly) {
+	if (fs->data_ro) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}

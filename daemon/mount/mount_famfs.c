@@ -274,6 +274,7 @@ static void parse_o(struct settings *s, char *list)
 		if (!strcmp(opt, "nosuid") || !strcmp(opt, "nodev"))
 			set(s, opt + 2, "no", "-o");
 		else if (!strcmp(opt, "ro") || !strcmp(opt, "rw") ||
+			 !strcmp(opt, "client_rw") ||
 			 !strcmp(opt, "noexec") || !strcmp(opt, "exec") ||
 			 !strcmp(opt, "noatime") || !strcmp(opt, "atime"))
 			append(&s->passthru, opt, NULL);

@@ -97,6 +97,58 @@ def test_client_rejects_writes(pair, master, client):
     master.famfs("fsck", m.mnt)  # a mounted device is refused
 
 
+def test_client_rw_writes_file_data_never_the_log(tmp_path, master, client,
+                                                 device, mounts, mnt):
+    """-o client_rw: a client writes file data (what upstream's clients do
+    when a file's mode lets them), straight to the device; the log, the
+    namespace and the modes stay the master's."""
+    c = fh.Mount(client, device, str(tmp_path / "crw"),
+                 str(tmp_path / "fused-crw.log"), opts="client_rw")
+    mounts.append(c)
+    c.mount()
+    st = c.status()
+    assert (st["role"], st["readonly"], st["data_readonly"]) == \
+        ("client", "1", "0")
+    assert mnt.status()["data_readonly"] == "0"
+    master.famfs("creat", "-s", "2m", os.path.join(mnt.mnt, "f"))
+    before = fh.log_next_index(device)
+    data = bytes(range(256)) * 16
+    fd = os.open(os.path.join(c.mnt, "f"), os.O_RDWR)
+    try:
+        assert os.pwrite(fd, data, 8192) == len(data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    size, fmap = fh.file_entry(device, os.stat(os.path.join(mnt.mnt,
+                                                            "f")).st_ino)
+    assert fh.read_via_fmap(device, fmap, size)[8192:8192 + 4096] == data
+    for fn, err in (
+            (lambda: _open(os.path.join(c.mnt, ".meta/.log"), os.O_RDWR),
+             errno.EROFS),
+            (lambda: _open(os.path.join(c.mnt, "new"),
+                           os.O_WRONLY | os.O_CREAT), errno.EROFS),
+            (lambda: os.chmod(os.path.join(c.mnt, "f"), 0o600), errno.EPERM),
+            (lambda: os.truncate(os.path.join(c.mnt, "f"), 4096),
+             errno.EPERM),
+            (lambda: os.unlink(os.path.join(c.mnt, "f")), errno.EROFS)):
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == err
+    assert fh.log_next_index(device) == before
+    p = client.famfs("creat", "-s", "2m", os.path.join(c.mnt, "nope"),
+                     check=False)
+    assert p.returncode == 1 and "this host is a client" in p.stderr
+    # ro wins over client_rw.
+    r = fh.Mount(client, device, str(tmp_path / "cro"),
+                 str(tmp_path / "fused-cro.log"), opts="client_rw,ro")
+    mounts.append(r)
+    r.mount()
+    assert r.status()["data_readonly"] == "1"
+    with pytest.raises(OSError) as e:
+        _open(os.path.join(r.mnt, "f"), os.O_RDWR)
+    assert e.value.errno == errno.EROFS
+
+
 def test_client_reads_current_bytes(pair, master):
     """What the master writes in place reaches the client: on a kernel
     with FUSE_DIRECT_IO_ALLOW_MMAP (6.6+) even through a descriptor opened
