@@ -56,28 +56,30 @@ static enum insn choose(enum insn best)
 	return INSN_CLFLUSH;
 }
 
-static enum insn flush_insn(void)
+/* choose(@best), once per process: threads that race store the same. */
+static enum insn chosen(int *slot, enum insn best)
 {
-	static int chosen = -1; /* threads that race store the same value */
-	int c = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+	int c = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
 	if (c < 0) {
-		c = (int)choose(INSN_CLWB);
-		__atomic_store_n(&chosen, c, __ATOMIC_RELAXED);
+		c = (int)choose(best);
+		__atomic_store_n(slot, c, __ATOMIC_RELAXED);
 	}
 	return (enum insn)c;
 }
 
+static enum insn flush_insn(void)
+{
+	static int slot = -1;
+
+	return chosen(&slot, INSN_CLWB);
+}
+
 static enum insn invalidate_insn(void)
 {
-	static int chosen = -1; /* threads that race store the same value */
-	int c = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+	static int slot = -1;
 
-	if (c < 0) {
-		c = (int)choose(INSN_CLFLUSHOPT);
-		__atomic_store_n(&chosen, c, __ATOMIC_RELAXED);
-	}
-	return (enum insn)c;
+	return chosen(&slot, INSN_CLFLUSHOPT);
 }
 
 static void each_line(enum insn i, const void *addr, size_t len)
