@@ -157,7 +157,7 @@ FAMFS_CHROOT_USERSPACE=1 "$top/scripts/trixie-chroot.sh" sh -c '
 	{ [ -f build-trixie/build.ninja ] ||
 		meson setup build-trixie -Dtests=false -Dfuzz=false; } &&
 	ninja -C build-trixie daemon/fused/famfs-fused daemon/mount/mount.famfs \
-		daemon/tools/famfs daemon/tools/mkfs.famfs' >"$w/userspace.log" 2>&1 || {
+		daemon/tools/famfs daemon/tools/mkfs.famfs daemon/tools/pcq' >"$w/userspace.log" 2>&1 || {
 	tail -n 30 "$w/userspace.log" >&2
 	die "building the daemon for the guest failed (log above)"
 }
@@ -223,7 +223,8 @@ done
 # the base's bookworm glibc, which the host's ndctl runs on as well.
 R=$("$top/scripts/trixie-chroot.sh")
 ub="$top/build-trixie/daemon/fused/famfs-fused $top/build-trixie/daemon/mount/mount.famfs
-$top/build-trixie/daemon/tools/famfs $top/build-trixie/daemon/tools/mkfs.famfs"
+$top/build-trixie/daemon/tools/famfs $top/build-trixie/daemon/tools/mkfs.famfs
+$top/build-trixie/daemon/tools/pcq"
 for b in $ub; do
 	cp "$b" "$o/usr/bin/"
 done

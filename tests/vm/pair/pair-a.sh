@@ -1,7 +1,7 @@
 # Guest A of the two-guest test, the master: makes the devdax namespace
 # and the famfs on the memory it shares with guest B and writes to it; B
 # checks what it sees (pair-b.sh; the steps match message by message).
-plan 39	# 34 checks, and one for each of the five files B watches
+plan 46	# 41 checks, and one for each of the five files B watches
 . /tests/pair.sh
 pair_init a
 
@@ -83,6 +83,24 @@ t "famfs mkdir/creat: more files while B holds its own" more
 fvt msum $(find $M/more -type f | sort) >/tmp/more.sums
 say more "$(cat /tmp/more.sums)"
 t "B checked its held files and the new ones" hear more-checked
+
+# pcq, how famfs users check two hosts' view of shared memory: A
+# produces, B (a client mounted with client_rw) consumes, through one
+# queue whose indexes and buckets each host flushes and invalidates.
+t "pcq --create: a queue of 1024 buckets of 1 KiB" pcq --create -b 1k -n 1k $M/q
+say queue
+t "B is consuming" hear consuming
+t "pcq producer: 20000 seeded messages to B" sh -c "
+	timeout 600 pcq -p -S 42 -N 20000 -f /tmp/pst $M/q >/tmp/pcq.out 2>&1; rc=\$?
+	cat /tmp/pcq.out; [ \$rc -eq 0 ] && grep -q 'nsent=20000 nerrors=0' /tmp/pcq.out &&
+	[ \"\$(cat /tmp/pst)\" = 20000 ]"
+t "B received them all" hear consumed
+t "pcq producer: 100 more, for B to drain" pcq -p -S 42 -N 100 $M/q
+say queued
+t "B drained them" hear drained
+t "pcq --info on A: empty, 20100 put and 20100 taken" sh -c "
+	pcq --info $M/q >/tmp/info; cat /tmp/info
+	grep -q 'contains 0 messages p next_seq 20100 c next_seq 20100' /tmp/info"
 
 # A fills the log to its last slot while B is unmounted; B then mounts
 # and replays it. The bulk of it goes straight to the unmounted device

@@ -1,8 +1,8 @@
 # Guest B of the two-guest test, a client: finds the memory guest A set
 # up, mounts A's famfs and checks what it sees against what A says it
-# wrote (pair-a.sh; the steps match message by message). B never writes
-# to the shared memory after the first exchange.
-plan 50	# 45 checks, and one for each of the five files it watches
+# wrote (pair-a.sh; the steps match message by message). B writes to the
+# shared memory only in the first exchange and as pcq's consumer.
+plan 58	# 53 checks, and one for each of the five files it watches
 . /tests/pair.sh
 pair_init b
 
@@ -135,6 +135,31 @@ t "new files: read(2) == mmap == device bytes at their extents" \
 	devcmp_all $(find $M/more -type f)
 t "B's kernel log clean with stale maps and a growing log" dmesg_clean
 say more-checked
+
+# pcq: B consumes what A produces. The consumer writes its index in the
+# queue's second file, which a client may do only when mounted client_rw.
+t "A made a queue" hear queue
+t "unmount, to mount again with client_rw" umount $M
+t "mount.famfs -o client_rw" mount.famfs /dev/dax0.0 $M -o fallback=no,client_rw
+t "client_rw: a client, the log read-only, file data writable" sh -c ". /tests/lib.sh
+	[ \"\$(kv role $S)\" = client ] && [ \"\$(kv readonly $S)\" = 1 ] &&
+	[ \"\$(kv data_readonly $S)\" = 0 ] && [ \"\$(kv mode $S)\" = famfs ]"
+t "client_rw: writing the log (.meta/.log) is still EROFS" fvt expect EROFS write $M/.meta/.log
+timeout 600 pcq -c -S 42 -N 20000 -s 10 -f /tmp/cst $M/q >/tmp/pcq.out 2>&1 &
+pc=$!
+say consuming
+wait $pc
+rc=$?
+t "pcq consumer on B: A's 20000 messages, each payload, CRC and sequence right" sh -c "
+	cat /tmp/pcq.out; [ $rc -eq 0 ] && grep -q 'nreceived=20000 nerrors=0' /tmp/pcq.out &&
+	[ \"\$(cat /tmp/cst)\" = 20000 ]"
+measure "pcq across the guests: $(grep '^pcq consumer' /tmp/pcq.out)"
+say consumed
+t "A queued 100 more" hear queued
+t "pcq --drain on B: 100 messages, no errors" sh -c "
+	pcq --drain -S 42 -f /tmp/dst $M/q >/tmp/drain.out 2>&1; rc=\$?; cat /tmp/drain.out
+	[ \$rc -eq 0 ] && grep -q 'nreceived=100 nerrors=0' /tmp/drain.out && [ \"\$(cat /tmp/dst)\" = 100 ]"
+say drained
 
 # A full log replayed by a daemon started after A wrote it.
 t "unmount" umount $M
