@@ -160,6 +160,13 @@ t "pcq --drain on B: 100 messages, no errors" sh -c "
 	pcq --drain -S 42 -f /tmp/dst $M/q >/tmp/drain.out 2>&1; rc=\$?; cat /tmp/drain.out
 	[ \$rc -eq 0 ] && grep -q 'nreceived=100 nerrors=0' /tmp/drain.out && [ \"\$(cat /tmp/dst)\" = 100 ]"
 say drained
+hear nf-ready
+timeout 150 pcq -c -D -S 43 -N 20000 $M/q >/tmp/nf.out 2>&1 &
+pc=$!
+say nf-consuming
+wait $pc
+measure "pcq --dontflush, B: $(grep '^pcq consumer' /tmp/nf.out)"
+say nf-done
 
 # A full log replayed by a daemon started after A wrote it.
 t "unmount" umount $M
