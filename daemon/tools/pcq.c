@@ -289,9 +289,14 @@ static int pcq_create(const struct pcq_args *a)
 			(unsigned long long)a->bsize);
 		return CLI_FAIL;
 	}
-	if (pcq_consumer_name(a->name, files[0].name, sizeof(files[0].name)) ||
-	    snprintf(files[1].name, sizeof(files[1].name), "%s", a->name) >=
-		    (int)sizeof(files[1].name)) {
+	/*
+	 * One at a time, the producer file first: it is the large one, so a
+	 * queue the device has no room for fails before anything is logged
+	 * (famfs files cannot be removed).
+	 */
+	if (snprintf(files[0].name, sizeof(files[0].name), "%s", a->name) >=
+		    (int)sizeof(files[0].name) ||
+	    pcq_consumer_name(a->name, files[1].name, sizeof(files[1].name))) {
 		fprintf(stderr, "pcq: %s: name too long\n", a->name);
 		return CLI_FAIL;
 	}
@@ -302,17 +307,20 @@ static int pcq_create(const struct pcq_args *a)
 				a->name, files[i].name);
 			return CLI_FAIL;
 		}
-	files[0].size = PCQ_CONSUMER_SIZE;
-	files[1].size = PCQ_BUCKET_OFFSET + size;
+	files[0].size = PCQ_BUCKET_OFFSET + size;
+	files[1].size = PCQ_CONSUMER_SIZE;
 	ca.own.mode = 0644;
 	ca.own.uid = a->owner_set ? a->uid : geteuid();
 	ca.own.gid = a->owner_set ? a->gid : getegid();
 	ca.threads = 1;
 	ca.verbose = a->verbose;
-	ca.files = files;
-	ca.nfiles = 2;
-	if (creat_run(&ca) != CLI_OK ||
-	    pcq_format(a->name, a->nbuckets, a->bsize, a->flush))
+	ca.nfiles = 1;
+	for (int i = 0; i < 2; i++) {
+		ca.files = &files[i];
+		if (creat_run(&ca) != CLI_OK)
+			return CLI_FAIL;
+	}
+	if (pcq_format(a->name, a->nbuckets, a->bsize, a->flush))
 		return CLI_FAIL;
 	printf("pcq: created queue %s: %llu buckets of %llu bytes (%llu-byte payloads)\n",
 	       a->name, (unsigned long long)a->nbuckets,

@@ -146,6 +146,27 @@ def test_create_refuses_bad_shapes_and_makes_nothing(fs, bsize, nbuckets):
     assert sorted(os.listdir(m.mnt)) == [".meta"]
 
 
+def test_a_queue_the_device_cannot_hold_leaves_nothing(fs):
+    """famfs files cannot be removed: a create that fails must not leave
+    one of the two files behind (nor a name a second try trips on)."""
+    m, _ = fs
+    q = os.path.join(m.mnt, "big")
+    p = pcq("--create", "-b", "1m", "-n", "1024", q, user=False,
+            env=m.host.env)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert sorted(os.listdir(m.mnt)) == [".meta"]
+    create(m, "big", "64", "16")      # the name is still free
+
+
+def test_create_outside_a_famfs_fails(fs):
+    m, _ = fs
+    p = pcq("--create", "-b", "64", "-n", "16",
+            os.path.join(os.path.dirname(m.mnt), "q"), user=False,
+            env=m.host.env)
+    assert p.returncode == 1 and p.stderr, p.stdout
+    assert not os.path.exists(os.path.join(os.path.dirname(m.mnt), "q"))
+
+
 def test_users_cannot_create(fs):
     m, _ = fs
     p = pcq("--create", "-b", "64", "-n", "16", os.path.join(m.mnt, "q"))
