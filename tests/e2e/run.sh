@@ -326,8 +326,8 @@ run_guests() {
 	done
 	timing "guests total (mkosi fetch, debs, image, boots)" $(($(now) - tg0))
 
-	wants install && case_from_checks install install 6
-	wants fstab-mount && case_from_checks fstab-mount fstab 17
+	wants install && case_from_checks install install 9
+	wants fstab-mount && case_from_checks fstab-mount fstab 19
 	if wants systemctl-status; then
 		if [ $units_packaged = 0 ]; then
 			grep -E "^(not )?ok - status: " "$W/checks" | sed 's/^/#   (units missing) /' >&2

@@ -191,6 +191,23 @@ stage_install() {
 	t $c "modprobe famfs_fuse" modprobe famfs_fuse
 	t $c "/dev/famfs-fuse appears" sh -c "udevadm settle -t 10; [ -c /dev/famfs-fuse ] || { sleep 3; [ -c /dev/famfs-fuse ]; }"
 	t $c "the tools run" sh -c 'famfs --version && mkfs.famfs --help >/dev/null'
+	# libfamfs-cache as an application developer gets it: the packages,
+	# the header and the library in the multiarch paths, a program built
+	# with the compiler famfs-dkms brought.
+	t $c "apt installs libfamfs-cache1 and libfamfs-cache-dev offline" \
+		sh -c 'cd /root/debs && apt-get install -y --no-install-recommends ./libfamfs-cache1_*.deb ./libfamfs-cache-dev_*.deb'
+	printf '%s\n' '#include <famfs/cache.h>' '#include <stdio.h>' \
+		'int main(void) { static char b[8192]; b[100] = 7;' \
+		'famfs_cache_flush(b, sizeof(b)); famfs_cache_invalidate(b, sizeof(b));' \
+		'famfs_cache_barrier(); printf("%s %d\n", famfs_cache_flush_insn(), b[100]); return 0; }' \
+		>/tmp/app.c
+	t $c "an application builds against <famfs/cache.h> and -lfamfs-cache" \
+		cc -Wall -Werror -o /tmp/app /tmp/app.c -lfamfs-cache
+	t $c "it runs with the installed libfamfs-cache.so.1" sh -c '
+		ldd /tmp/app | tee /dev/stderr |
+			grep -Eq "libfamfs-cache\.so\.1 => (/usr)?/lib/x86_64-linux-gnu/" &&
+			/tmp/app | tee /dev/stderr |
+			grep -Eqx "(clwb|clflushopt|clflush) 7"'
 
 	# Device and fstab for the next boots (part of the fstab case).
 	c=fstab
@@ -225,6 +242,9 @@ stage_fstab() {
 	t $c "famfs cp of a 5 MiB blob" famfs cp $S/data/blob $MNT/blob
 	check_data $c
 	t $c "files are mapped by the log (famfs check)" famfs check $MNT
+	t $c "pcq --create in famfs mode (256 buckets of 4 KiB)" pcq --create -b 4k -n 256 $MNT/q
+	t $c "pcq -pc: 5000 seeded messages through dax memory, each checked" sh -c "
+		pcq -pc -S 9 -N 5000 -f /tmp/pst $MNT/q | tail -n 2; [ \"\$(cat /tmp/pst)\" = 10000 ]"
 	t $c "a missing device failed only its own mount, saying so in the journal" sh -c "
 		st=\$(systemctl show -P ActiveState mnt-missing.mount); echo \"mnt-missing.mount: \$st\"
 		[ \"\$st\" != active ] || exit 1
