@@ -134,15 +134,22 @@ static int check_shape(struct pcq *q, const char *name)
 {
 	struct pcq_producer_page *p = q->p;
 
+	/* Sizes first: a short file must not be read (or flushed) past its end.
+	 */
+	if (q->psize < sizeof(*p) || q->csize < sizeof(*q->c)) {
+		fprintf(stderr,
+			"pcq: %s is not a queue (its files are too small)\n",
+			name);
+		return -1;
+	}
 	invalidate(q, p, sizeof(*p));
-	invalidate(q, q->c, sizeof(*q->c));
-	if (p->magic != PCQ_MAGIC || q->csize < sizeof(*q->c) ||
-	    q->c->magic != PCQ_CONSUMER_MAGIC) {
+	invalidate(q, &q->c->magic, sizeof(q->c->magic));
+	if (p->magic != PCQ_MAGIC || q->c->magic != PCQ_CONSUMER_MAGIC) {
 		fprintf(stderr, "pcq: %s is not a queue (bad magic number)\n",
 			name);
 		return -1;
 	}
-	if (p->bucket_offset != PCQ_BUCKET_OFFSET || q->psize < sizeof(*p) ||
+	if (p->bucket_offset != PCQ_BUCKET_OFFSET ||
 	    !shape_ok(p->nbuckets, p->bucket_size, q->psize)) {
 		fprintf(stderr,
 			"pcq: %s: the queue's header is corrupt (%llu buckets of %llu bytes at %llu in a file of %zu bytes)\n",

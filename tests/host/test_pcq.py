@@ -354,5 +354,12 @@ def test_a_plain_file_is_not_a_queue(fs):
     m.host.famfs("creat", "-s", "2m", f + ".consumer")
     p = pcq("--info", f, user=False)
     assert p.returncode == 1 and "not a queue" in p.stderr
+    # Files too small to hold a queue's pages: refused, never read past.
+    t = os.path.join(m.mnt, "tiny")
+    m.host.famfs("creat", "-s", "4k", t)
+    m.host.famfs("creat", "-s", "4k", t + ".consumer")
+    for args in (["--info"], ["--drain"]):
+        p = pcq(*args, t, user=False)
+        assert p.returncode == 1 and "not a queue" in p.stderr, p.stderr
     p = pcq("--info", os.path.join(m.mnt, "none"))
     assert p.returncode == 1 and "No such file" in p.stderr
