@@ -1,8 +1,8 @@
 # 7.3: famfs files on a dax device bound to the kernel's fsdev_dax (no
 # famfs_dax there). The claim with fs_dax_get(): one connection at a time,
 # released when it ends, refused on device_dax; the data path; unbinding
-# fsdev_dax under a mapping (dkms patch 0005, finding 6 on 7.3); a memory
-# error (notify_failure), the file it names in the log (patch 0007) and its
+# fsdev_dax under a mapping (dkms patch 0006, finding 6 on 7.3); a memory
+# error (notify_failure), the file it names in the log (patch 0009) and its
 # record across claims (finding 15 on 7.3), kept by physical address
 # (second review, finding 11). minifuse serves hello (22
 # bytes) from offset 0 of /dev/dax0.0 (from 2 MiB for the memory error).

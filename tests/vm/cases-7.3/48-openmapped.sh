@@ -1,6 +1,6 @@
 # Opening a famfs file that another process maps. Whatever the server
 # answers about FOPEN_KEEP_CACHE (minifuse never sets it), the kernel must
-# not drop the file's page cache at open (dkms patch 0005): a famfs file
+# not drop the file's page cache at open (dkms patch 0007): a famfs file
 # has none, only dax entries, and tearing those out from under the process
 # that maps them warns in 7.3's dax_disassociate_entry().
 plan 5

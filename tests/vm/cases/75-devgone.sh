@@ -1,7 +1,7 @@
 # The device goes away under a famfs-mode mount: its driver (famfs_dax on
 # 6.12, fsdev_dax on 7.3) is unbound from dax0.0 while a process holds a
 # file mapped. Nothing hangs, the kernel stays clean (the module drops
-# every mapping of the device's pages before they go: dkms patch 0005),
+# every mapping of the device's pages before they go: dkms patch 0006),
 # files fail with ENXIO (EIO on 7.3) or SIGBUS, the daemon survives its
 # own mapping being revoked and reports the device lost, and the mount
 # unmounts. Runs after the cases that share 60's file system: it leaves
