@@ -71,6 +71,12 @@ struct fused {
 	 * a whole reply.
 	 */
 	bool splice_allowed, splice_reads;
+	/*
+	 * Replies may name bytes in the device mapping (the kernel pins its
+	 * pages to copy them): not where the mapping is VM_PFNMAP, as
+	 * famfs_dax's node on 6.12 is; then every reply is copied first.
+	 */
+	bool map_replies;
 	size_t splice_pipe; /* bytes a pipe holds (splice.c) */
 	uint64_t init_unique;
 	bool init_seen;
@@ -184,6 +190,11 @@ const char *fused_splice_setup(struct fused *fs);
  * largest the kernel sends (1 MiB); else 0.
  */
 size_t fused_splice_fit(const struct fused *fs);
+/*
+ * Whether the kernel can pin the pages of the device mapping, as it must
+ * to take a reply's bytes from it (fs->map_replies).
+ */
+bool fused_map_pinnable(const struct fused *fs);
 /* Reply to a READ of @n by splice; false: use the copying path. */
 bool fused_read_spliced(fuse_req_t req, struct fused *fs,
 			const struct famfs_node *n, size_t size, off_t off);

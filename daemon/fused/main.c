@@ -416,6 +416,10 @@ static void open_device(struct fused *fs, const struct opts *o)
 			die("%s: %s", fs->devpath, famfs_errmsg());
 	}
 	fused_devloss_arm(fs);
+	fs->map_replies = fused_map_pinnable(fs);
+	if (!fs->map_replies)
+		fused_log(L_INFO, "%s: its mapping cannot be pinned by the kernel; reads are copied before they are sent",
+			  fs->devpath);
 	if (fused_load(fs))
 		die("%s: cannot read the log: %s", fs->devpath, famfs_errmsg());
 }

@@ -134,7 +134,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "lookup_misses=%llu\n"
 		     "read_splice=%d\n"
 		     "spliced_reads=%llu\n"
-		     "data_readonly=%d\n",
+		     "data_readonly=%d\n"
+		     "map_replies=%d\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -155,7 +156,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (long long)fs->start_time, fs->takeovers,
 		     (unsigned long long)fs->lookups,
 		     (unsigned long long)fs->lookup_misses, fs->splice_reads,
-		     (unsigned long long)fs->spliced_reads, fs->data_ro);
+		     (unsigned long long)fs->spliced_reads, fs->data_ro,
+		     fs->map_replies);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

@@ -403,6 +403,21 @@ static void read_region(fuse_req_t req, struct fused *fs, const uint8_t *base,
 		return;
 	}
 	famfs_dev_invalidate(&fs->dev, base + off, size);
+	if (!fs->map_replies) {
+		char *buf = reply_buf(size ? size : 1);
+
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memcpy(buf, base + off, size);
+		if (fused_dev_lost(fs)) {
+			fuse_reply_err(req, EIO);
+			return;
+		}
+		base = (const uint8_t *)buf;
+		off = 0;
+	}
 	fuse_reply_buf(req, (const char *)base + off, size);
 }
 
@@ -417,7 +432,8 @@ static bool read_direct(fuse_req_t req, struct fused *fs,
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
 	uint64_t dev_off, contig;
 
-	if ((uint64_t)off >= n->size || size > n->size - (uint64_t)off)
+	if (!fs->map_replies || (uint64_t)off >= n->size ||
+	    size > n->size - (uint64_t)off)
 		return false;
 	if (famfs_fmap_resolve(&n->fmap, (uint64_t)off, &dev_off, &contig) ||
 	    contig < size || dev_off > fs->dev.size ||

@@ -24,6 +24,11 @@
  * asked for READs no larger than what does (two spliced READs for a
  * 1 MiB read(2) beat one copied: bench/README.md); a larger READ, from a
  * kernel that agreed to more before a handover, takes the mapping.
+ *
+ * Replies that name bytes in our mapping instead (the copying path's
+ * fuse_reply_data() and fuse_reply_buf() straight from the device) need
+ * the kernel to pin the mapping's pages while it copies them into the
+ * reader's: fused_map_pinnable() says whether it can.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,6 +91,21 @@ const char *fused_splice_setup(struct fused *fs)
 	return fs->splice_pipe >= pipe_need(SPLICE_MAX_READ, SPLICE_PIECES)
 		       ? "on"
 		       : "on, requests kept to what a pipe holds (no CAP_SYS_RESOURCE, fs.pipe-max-size)";
+}
+
+bool fused_map_pinnable(const struct fused *fs)
+{
+	struct iovec iov = { .iov_base = fs->dev.base, .iov_len = 1 };
+	int p[2];
+	ssize_t n;
+
+	if (!fs->dev.base || pipe2(p, O_CLOEXEC) < 0)
+		return false;
+	/* vmsplice pins the page as writing a reply to /dev/fuse would */
+	n = vmsplice(p[1], &iov, 1, 0);
+	close(p[0]);
+	close(p[1]);
+	return n == 1;
 }
 
 size_t fused_splice_fit(const struct fused *fs)

@@ -59,6 +59,8 @@ def test_spliced_reads_match(readers, master):
     # an image file, and a pipe holds at least 2 pages: always spliced
     assert st["read_splice"] == "1", spliced.log_text()
     assert copied.status()["read_splice"] == "0"
+    # an image file's mapping can be pinned: replies name its bytes
+    assert copied.status()["map_replies"] == "1"
     before = int(st["spliced_reads"])
     for name, want in data.items():
         for c in (spliced, copied):
