@@ -91,6 +91,22 @@ def vm_rows(g, kline, pre, raw):
             raise KeyError(pre + name)
         return no_raw(what)
 
+    def fallback(key, dev):
+        what = ("%s fallback client read(2) on %s / famfs read(2), "
+                "1 MiB" % (kline, dev))
+        if key == "famfs_dax" and not raw:
+            if pre + "seq" not in g:  # the row only where the line ran
+                raise KeyError(pre + "seq")
+            return (what, "n/a", "not applicable on %s: fsdev_dax's node "
+                    "has no mmap, so no fallback mode" % kline)
+        r = g[pre + "fallback_" + key]
+        return (what, ratio_of(g, pre + "fallback_" + key, "ratio"),
+                "%.0f vs %.0f MiB/s (%d passes), %.0f FUSE requests/GiB, "
+                "daemon %.0f ms CPU/GiB%s" % (
+                    r["client_mibs"], r["famfs_mibs"], r["passes"],
+                    r["requests_per_gib"], r["cpu_ms_per_gib"],
+                    "" if r["map_replies"] else ", replies copied first"))
+
     stock, node = "stock devdax mmap", "raw node mmap (same memory)"
     return [
         (pre + "seq", lambda: vm("seq", "fmap", "dratio",
@@ -110,6 +126,10 @@ def vm_rows(g, kline, pre, raw):
         (pre + "a64", lambda: vm("a64", "fread", "dratio",
                                  "famfs read(2) / memcpy from %s, random 64 B"
                                  % stock)),
+        (pre + "fallback_devdax",
+         lambda: fallback("devdax", "device_dax")),
+        (pre + "fallback_famfs_dax" if raw else pre + "seq",
+         lambda: fallback("famfs_dax", "famfs_dax")),
         (pre + "mmap_touch", lambda: (
             "%s page faults per GiB, first mmap touch (famfs; stock; raw "
             "node)" % kline, None, "%d; %d; %s" % (
@@ -312,6 +332,8 @@ def main():
     for _, pre, _ in KLINES:
         expected += [pre + k for k in ("setup", "seq", "a64", "mmap_touch",
                                        "read_requests")]
+    expected += ["vm_fallback_devdax", "vm73_fallback_devdax",
+                 "vm_fallback_famfs_dax"]  # famfs_dax: 6.12 only
     missing = [e for e in expected if e not in g]
     text = render(table)
     with open(os.path.join(out, "table.txt"), "w") as f:

@@ -15,7 +15,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
-plan 10
+plan 6.12=16 7.3=13
 bench() { report "# bench: $*"; }
 requests() { sed -n 's/^requests=//p' $S; }
 
@@ -58,4 +58,76 @@ raw=-
 # shellcheck disable=SC2086
 t "bench: fbench, $PASSES passes" sh -c "fbench -d /dev/dax1.0 $M/bench $raw $off $B $PASSES $SPECS >/tmp/fbench"
 while read -r l; do bench "$l"; done </tmp/fbench
+
+# Fallback mode on devdax (issue 32): a client mount, whose daemon serves
+# every READ from its mapping of the device node, against read(2) of the
+# same amount of the famfs-mode file (the kernel copying from device
+# memory of the same kind). Two devices: dax1.0 on the stock device_dax
+# (the fallback of a host where our module cannot load: the kernel pins
+# the daemon's mapping and copies from it) and, on 6.12, dax0.0 on
+# famfs_dax beside the famfs mount (its node maps VM_PFNMAP, so the
+# daemon copies each reply first: map_replies=0). fsdev_dax's node (7.3)
+# has no mmap, so no fallback there. dd bs=1M of FB_MIB MiB, the two
+# sides in alternating order within each pass; the ratio is taken per
+# pass. A client drops a file's page cache at every open, so every pass
+# of its side is served by the daemon: FUSE requests and the daemon's CPU
+# time (utime + stime) are counted for that side.
+FB_MIB=512
+# Seconds a read of FB_MIB MiB of FILE takes (busybox dd prints no time).
+secs() {
+	local t0 t1
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if="$1" of=/dev/null bs=1M count=$FB_MIB 2>/dev/null || return 1
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "$t0 $t1" | awk '{ print $2 - $1 }'
+}
+ticks() { awk '{ sub(/.*\) /, ""); split($0, f, " "); print f[12] + f[13] }' /proc/$1/stat; }
+# fallback_passes KEY FAMFS_FILE CLIENT_FILE CLIENT_STATUS: /tmp/fallback-KEY
+fallback_passes() {
+	local key=$1 fam=$2 cli=$3 st=$4 i=0 pid r0 r1 c0 c1 tf tc
+	pid=$(sed -n 's/^pid=//p' "$st")
+	: >/tmp/fallback.passes
+	r0=$(sed -n 's/^requests=//p' "$st"); c0=$(ticks "$pid")
+	while [ $i -lt "$PASSES" ]; do
+		if [ $((i % 2)) = 0 ]; then
+			tf=$(secs "$fam") && tc=$(secs "$cli") || return 1
+		else
+			tc=$(secs "$cli") && tf=$(secs "$fam") || return 1
+		fi
+		echo "pass $i: famfs $tf s, client $tc s"
+		echo "$tf $tc" >>/tmp/fallback.passes
+		i=$((i + 1))
+	done
+	r1=$(sed -n 's/^requests=//p' "$st"); c1=$(ticks "$pid")
+	# m: GiB read per side; a pass's ratio: famfs time / client time.
+	awk -v key="$key" -v n="$PASSES" -v req=$((r1 - r0)) \
+		-v cpu=$((c1 - c0)) -v mib="$FB_MIB" -v mr="$(kv map_replies "$st")" '
+		{ r[NR] = $1 / $2; f += $1; c += $2 }
+		END {
+			m = mib / 1024 * n
+			# the median and range of the per-pass ratios
+			for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++)
+				if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+			printf "RESULT vm_fallback_%s passes=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f client_mibs=%.0f famfs_mibs=%.0f requests_per_gib=%.0f cpu_ms_per_gib=%.0f map_replies=%d\n",
+				key, NR, r[int((NR + 1) / 2)], r[1], r[NR],
+				m * 1024 / c, m * 1024 / f, req / m, cpu * 10 / m, mr
+		}' /tmp/fallback.passes >"/tmp/fallback-$key"
+}
+t "bench: famfs on dax1.0 (device_dax), a $FB_MIB MiB file, client mount in fallback mode" sh -c "
+	mkfs.famfs -f /dev/dax1.0 && famfs -D /dev/dax1.0 creat -s ${FB_MIB}m -r -S 5 /fb &&
+	mkdir -p /mnt/fb && mount.famfs /dev/dax1.0 /mnt/fb -o role=client,fallback=yes &&
+	grep -q '^mode=fallback' /mnt/fb/.meta/.status"
+t "bench: fallback read(2) on device_dax against famfs read(2), $PASSES passes" \
+	fallback_passes devdax $M/bench /mnt/fb/fb /mnt/fb/.meta/.status
+bench "$(cat /tmp/fallback-devdax)"
+t "bench: unmount dax1.0" umount /mnt/fb
+if [ "$fsdrv" = famfs_dax ]; then
+	t "bench: client mount of dax0.0 (famfs_dax) in fallback mode" sh -c "
+		mkdir -p /mnt/cli && mount.famfs /dev/dax0.0 /mnt/cli -o role=client,fallback=yes &&
+		grep -q '^mode=fallback' /mnt/cli/.meta/.status"
+	t "bench: fallback read(2) on famfs_dax against famfs read(2), $PASSES passes" \
+		fallback_passes famfs_dax $M/bench /mnt/cli/bench /mnt/cli/.meta/.status
+	bench "$(cat /tmp/fallback-famfs_dax)"
+	t "bench: client unmount" umount /mnt/cli
+fi
 t "bench: unmount" umount $M
