@@ -15,7 +15,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
-plan 6.12=16 7.3=13
+plan 6.12=17 7.3=14
 bench() { report "# bench: $*"; }
 requests() { sed -n 's/^requests=//p' $S; }
 
@@ -113,21 +113,19 @@ fallback_passes() {
 				m * 1024 / c, m * 1024 / f, req / m, cpu * 10 / m, mr
 		}' /tmp/fallback.passes >"/tmp/fallback-$key"
 }
-t "bench: famfs on dax1.0 (device_dax), a $FB_MIB MiB file, client mount in fallback mode" sh -c "
-	mkfs.famfs -f /dev/dax1.0 && famfs -D /dev/dax1.0 creat -s ${FB_MIB}m -r -S 5 /fb &&
-	mkdir -p /mnt/fb && mount.famfs /dev/dax1.0 /mnt/fb -o role=client,fallback=yes &&
-	grep -q '^mode=fallback' /mnt/fb/.meta/.status"
-t "bench: fallback read(2) on device_dax against famfs read(2), $PASSES passes" \
-	fallback_passes devdax $M/bench /mnt/fb/fb /mnt/fb/.meta/.status
-bench "$(cat /tmp/fallback-devdax)"
-t "bench: unmount dax1.0" umount /mnt/fb
-if [ "$fsdrv" = famfs_dax ]; then
-	t "bench: client mount of dax0.0 (famfs_dax) in fallback mode" sh -c "
-		mkdir -p /mnt/cli && mount.famfs /dev/dax0.0 /mnt/cli -o role=client,fallback=yes &&
-		grep -q '^mode=fallback' /mnt/cli/.meta/.status"
-	t "bench: fallback read(2) on famfs_dax against famfs read(2), $PASSES passes" \
-		fallback_passes famfs_dax $M/bench /mnt/cli/bench /mnt/cli/.meta/.status
-	bench "$(cat /tmp/fallback-famfs_dax)"
-	t "bench: client unmount" umount /mnt/cli
-fi
+# fallback_side KEY DEV MNT FILE: DEV mounted on MNT as a client in
+# fallback mode, its FILE read against the famfs file, then unmounted.
+fallback_side() {
+	t "bench: client mount of $2 in fallback mode ($1)" sh -c "
+		mkdir -p $3 && mount.famfs $2 $3 -o role=client,fallback=yes &&
+		grep -q '^mode=fallback' $3/.meta/.status"
+	t "bench: fallback read(2) on $1 against famfs read(2), $PASSES passes" \
+		fallback_passes "$1" $M/bench "$3/$4" "$3/.meta/.status"
+	bench "$(cat "/tmp/fallback-$1")"
+	t "bench: client unmount ($1)" umount "$3"
+}
+t "bench: famfs on dax1.0 (device_dax) with a $FB_MIB MiB file" sh -c "
+	mkfs.famfs -f /dev/dax1.0 && famfs -D /dev/dax1.0 creat -s ${FB_MIB}m -r -S 5 /fb"
+fallback_side devdax /dev/dax1.0 /mnt/fb fb
+[ "$fsdrv" != famfs_dax ] || fallback_side famfs_dax /dev/dax0.0 /mnt/cli bench
 t "bench: unmount" umount $M
