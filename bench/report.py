@@ -107,6 +107,19 @@ def vm_rows(g, kline, pre, raw):
                     r["requests_per_gib"], r["cpu_ms_per_gib"],
                     "" if r["map_replies"] else ", replies copied first"))
 
+    def fallback_memcpy(key, dev):
+        what = ("%s fallback client read(2) on %s / memcpy from stock "
+                "devdax mmap, 1 MiB" % (kline, dev))
+        if key == "famfs_dax" and not raw:
+            if pre + "seq" not in g:
+                raise KeyError(pre + "seq")
+            return (what, "n/a", "not applicable on %s" % kline)
+        r = g[pre + "fallback_%s_memcpy" % key]
+        return (what, ratio_of(g, pre + "fallback_%s_memcpy" % key,
+                               "fread_dratio"),
+                "%.0f vs %.0f MiB/s (%d passes)" % (
+                    r["fread_mibs"], r["dmap_mibs"], r["passes"]))
+
     stock, node = "stock devdax mmap", "raw node mmap (same memory)"
     return [
         (pre + "seq", lambda: vm("seq", "fmap", "dratio",
@@ -130,6 +143,10 @@ def vm_rows(g, kline, pre, raw):
          lambda: fallback("devdax", "device_dax")),
         (pre + "fallback_famfs_dax" if raw else pre + "seq",
          lambda: fallback("famfs_dax", "famfs_dax")),
+        (pre + "fallback_devdax_memcpy",
+         lambda: fallback_memcpy("devdax", "device_dax")),
+        (pre + "fallback_famfs_dax_memcpy" if raw else pre + "seq",
+         lambda: fallback_memcpy("famfs_dax", "famfs_dax")),
         (pre + "mmap_touch", lambda: (
             "%s page faults per GiB, first mmap touch (famfs; stock; raw "
             "node)" % kline, None, "%d; %d; %s" % (
@@ -333,7 +350,9 @@ def main():
         expected += [pre + k for k in ("setup", "seq", "a64", "mmap_touch",
                                        "read_requests")]
     expected += ["vm_fallback_devdax", "vm73_fallback_devdax",
-                 "vm_fallback_famfs_dax"]  # famfs_dax: 6.12 only
+                 "vm_fallback_famfs_dax",  # famfs_dax: 6.12 only
+                 "vm_fallback_devdax_memcpy", "vm73_fallback_devdax_memcpy",
+                 "vm_fallback_famfs_dax_memcpy"]
     missing = [e for e in expected if e not in g]
     text = render(table)
     with open(os.path.join(out, "table.txt"), "w") as f:

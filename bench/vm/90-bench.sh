@@ -15,7 +15,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
-plan 6.12=17 7.3=14
+plan 6.12=19 7.3=15
 bench() { report "# bench: $*"; }
 requests() { sed -n 's/^requests=//p' $S; }
 
@@ -122,6 +122,13 @@ fallback_side() {
 	t "bench: fallback read(2) on $1 against famfs read(2), $PASSES passes" \
 		fallback_passes "$1" $M/bench "$3/$4" "$3/.meta/.status"
 	bench "$(cat "/tmp/fallback-$1")"
+	# The same read(2) against a memcpy from the stock mapping (fbench's
+	# fread and dmap sides, side by side in each pass): under TCG a fairer
+	# baseline than famfs read(2), whose machine-check-safe copy is slow.
+	t "bench: fallback read(2) on $1 against memcpy from dax1.0, $PASSES passes" sh -c "
+		fbench -d /dev/dax1.0 $3/$4 - 0 ${FB_MIB}m $PASSES \
+			fallback_$1_memcpy:seq:1m:${FB_MIB}m >/tmp/fbench-$1"
+	bench "$(grep "^RESULT vm_fallback_$1_memcpy " "/tmp/fbench-$1")"
 	t "bench: client unmount ($1)" umount "$3"
 }
 t "bench: famfs on dax1.0 (device_dax) with a $FB_MIB MiB file" sh -c "
