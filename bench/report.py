@@ -91,14 +91,21 @@ def vm_rows(g, kline, pre, raw):
             raise KeyError(pre + name)
         return no_raw(what)
 
+    # A fallback row on famfs_dax where the line has none (7.3), or None.
+    def no_fallback(key, what):
+        if key != "famfs_dax" or raw:
+            return None
+        if pre + "seq" not in g:  # the row only where the line ran
+            raise KeyError(pre + "seq")
+        return (what, "n/a", "not applicable on %s: fsdev_dax's node has "
+                "no mmap, so no fallback mode" % kline)
+
     def fallback(key, dev):
         what = ("%s fallback client read(2) on %s / famfs read(2), "
                 "1 MiB" % (kline, dev))
-        if key == "famfs_dax" and not raw:
-            if pre + "seq" not in g:  # the row only where the line ran
-                raise KeyError(pre + "seq")
-            return (what, "n/a", "not applicable on %s: fsdev_dax's node "
-                    "has no mmap, so no fallback mode" % kline)
+        na = no_fallback(key, what)
+        if na:
+            return na
         r = g[pre + "fallback_" + key]
         return (what, ratio_of(g, pre + "fallback_" + key, "ratio"),
                 "%.0f vs %.0f MiB/s (%d passes), %.0f FUSE requests/GiB, "
@@ -110,10 +117,9 @@ def vm_rows(g, kline, pre, raw):
     def fallback_memcpy(key, dev):
         what = ("%s fallback client read(2) on %s / memcpy from stock "
                 "devdax mmap, 1 MiB" % (kline, dev))
-        if key == "famfs_dax" and not raw:
-            if pre + "seq" not in g:
-                raise KeyError(pre + "seq")
-            return (what, "n/a", "not applicable on %s" % kline)
+        na = no_fallback(key, what)
+        if na:
+            return na
         r = g[pre + "fallback_%s_memcpy" % key]
         return (what, ratio_of(g, pre + "fallback_%s_memcpy" % key,
                                "fread_dratio"),

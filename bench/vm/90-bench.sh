@@ -85,9 +85,9 @@ ticks() { awk '{ sub(/.*\) /, ""); split($0, f, " "); print f[12] + f[13] }' /pr
 # fallback_passes KEY FAMFS_FILE CLIENT_FILE CLIENT_STATUS: /tmp/fallback-KEY
 fallback_passes() {
 	local key=$1 fam=$2 cli=$3 st=$4 i=0 pid r0 r1 c0 c1 tf tc
-	pid=$(sed -n 's/^pid=//p' "$st")
+	pid=$(kv pid "$st")
 	: >/tmp/fallback.passes
-	r0=$(sed -n 's/^requests=//p' "$st"); c0=$(ticks "$pid")
+	r0=$(kv requests "$st"); c0=$(ticks "$pid")
 	while [ $i -lt "$PASSES" ]; do
 		if [ $((i % 2)) = 0 ]; then
 			tf=$(secs "$fam") && tc=$(secs "$cli") || return 1
@@ -98,7 +98,7 @@ fallback_passes() {
 		echo "$tf $tc" >>/tmp/fallback.passes
 		i=$((i + 1))
 	done
-	r1=$(sed -n 's/^requests=//p' "$st"); c1=$(ticks "$pid")
+	r1=$(kv requests "$st"); c1=$(ticks "$pid")
 	# m: GiB read per side; a pass's ratio: famfs time / client time.
 	awk -v key="$key" -v n="$PASSES" -v req=$((r1 - r0)) \
 		-v cpu=$((c1 - c0)) -v mib="$FB_MIB" -v mr="$(kv map_replies "$st")" '
