@@ -15,6 +15,7 @@
 
 #include "libfamfs.h"
 #include "namespace.h"
+#include "tool_opts.h"
 #include "writer.h"
 
 /*
@@ -36,15 +37,13 @@ extern const char *cli_device; /* --device DEV */
 extern bool cli_dryrun;	       /* --dryrun */
 
 /*
- * The end of a command's option switch: -h, --help and -? ask for the help
- * (on stdout); any other unknown option is a usage error (help on stderr).
+ * Read a command's options from the table @opts (tool_opts_parse()).
+ * Returns -1 to go on with the operands at optind; otherwise the exit code
+ * to return: @ok once the help was printed on stdout, @bad after a usage
+ * error (and the line that points to --help).
  */
-bool cli_help_asked(int c);
-/*
- * The help on stdout and @ok when it was asked for; otherwise a usage
- * error: cli_usage_error(@bad).
- */
-int cli_usage(void (*usage)(FILE *), int c, int ok, int bad);
+int cli_parse_opts(int argc, char **argv, const struct tool_opt *opts,
+		   void (*usage)(FILE *), int ok, int bad);
 /*
  * After the one line that says what is wrong with the command line:
  * "Try 'famfs CMD --help' for more information." on stderr; returns @code.
@@ -59,6 +58,8 @@ int cli_usage_error(int code);
 int cli_parse_device_verbose(int argc, char **argv, void (*usage)(FILE *),
 			     const char **device, int *verbose);
 extern const char *cli_cmd; /* the subcommand running, for messages */
+/* "famfs CMD" (or "famfs"), for the messages */
+const char *cli_prog(void);
 /*
  * The device or mount a command opened last (cli_fs_open()), for the
  * message when its memory goes away under us: see famfs.c's SIGBUS.
@@ -75,19 +76,33 @@ int cli_parse_number(const char *what, const char *s, uint64_t min,
 int cli_parse_mode(const char *what, const char *s, uint32_t *out);
 int cli_parse_u32(const char *what, const char *s, uint32_t *out);
 
+/*
+ * Upstream's -m/--mmap and -r/--read (how to reach the log), which change
+ * nothing here but exclude each other: the option's letter into an int.
+ */
+int cli_opt_how(const struct tool_opt *o, const char *arg);
+/* The same, with a note on stderr that says it changes nothing */
+int cli_opt_how_noted(const struct tool_opt *o, const char *arg);
+
 /* The owner options -m, -u, -g of the commands that make files and dirs. */
 struct cli_owner {
 	uint32_t mode, uid, gid;
 };
 
-/* Their long names, for a command's option table (needs <getopt.h>). */
-#define CLI_OWNER_OPTIONS                         \
-	{ "mode", required_argument, NULL, 'm' }, \
-	{ "uid", required_argument, NULL, 'u' },  \
-	{ "gid", required_argument, NULL, 'g' }
+/* Table entries (tool_opts.h) for the parsers below */
+#define CLI_OWNER_OPTS(own)                                   \
+	OPT_VALUE('m', "mode", &(own)->mode, cli_opt_mode),   \
+	OPT_VALUE('u', "uid", &(own)->uid, cli_opt_u32),      \
+	OPT_VALUE('g', "gid", &(own)->gid, cli_opt_u32)
 
-/* Handle -m/-u/-g; returns 1 if @c was one of them, -1 on a bad value. */
-int cli_owner_opt(struct cli_owner *o, int c, const char *arg);
+/*
+ * Option values for a table: an octal mode, a 32-bit number and a size
+ * (k, m, g suffixes) into the uint32_t or uint64_t the entry points to.
+ * The messages name the option by its letter.
+ */
+int cli_opt_mode(const struct tool_opt *o, const char *arg);
+int cli_opt_u32(const struct tool_opt *o, const char *arg);
+int cli_opt_size(const struct tool_opt *o, const char *arg);
 
 /* The interleave options -N, -B, -C shared by creat and cp. */
 struct cli_interleave {
@@ -96,14 +111,15 @@ struct cli_interleave {
 	uint64_t chunk_size;
 };
 
-/* Their long names, for a command's option table (needs <getopt.h>). */
-#define CLI_INTERLEAVE_OPTIONS                         \
-	{ "nstrips", required_argument, NULL, 'N' },   \
-	{ "nbuckets", required_argument, NULL, 'B' },  \
-	{ "chunksize", required_argument, NULL, 'C' }
+/* Table entries for -N, -B, -C into a struct cli_interleave */
+#define CLI_INTERLEAVE_OPTS(il)                                  \
+	OPT_VALUE('N', "nstrips", (il), cli_opt_nstrips),        \
+	OPT_VALUE('B', "nbuckets", (il), cli_opt_nbuckets),      \
+	OPT_VALUE('C', "chunksize", (il), cli_opt_chunksize)
 
-/* Handle -N/-B/-C; returns 1 if @c was one of them, -1 on a bad value. */
-int cli_interleave_opt(struct cli_interleave *il, int c, const char *arg);
+int cli_opt_nstrips(const struct tool_opt *o, const char *arg);
+int cli_opt_nbuckets(const struct tool_opt *o, const char *arg);
+int cli_opt_chunksize(const struct tool_opt *o, const char *arg);
 /* Fill in defaults; NULL in *@out for a contiguous allocation. */
 int cli_interleave_finish(struct cli_interleave *il,
 			  struct famfs_interleave *out_buf,
@@ -214,8 +230,11 @@ void cli_progress_end(struct cli_progress *p);
  */
 unsigned int cli_parallel(unsigned int threads, unsigned int n,
 			  int (*fn)(unsigned int i, void *arg), void *arg);
-/* -t N of creat and verify: 0 (one per CPU) to CLI_MAX_THREADS; -1 if bad. */
-int cli_parse_threads(const char *cmd, const char *arg, uint32_t *out);
+/*
+ * -t N of creat and verify, into a uint32_t: 0 (one per CPU) to
+ * CLI_MAX_THREADS.
+ */
+int cli_opt_threads(const struct tool_opt *o, const char *arg);
 /* @threads, or the number of CPUs for 0. */
 uint32_t cli_threads_or_cpus(uint32_t threads);
 

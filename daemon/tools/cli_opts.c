@@ -4,10 +4,10 @@
  * end of an option switch) and the global options; see cli.h.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "tool_opts.h"
 #include "tool_util.h"
 
 const char *cli_device;
@@ -15,55 +15,40 @@ const char *cli_cmd;
 char cli_open_dev[4096];
 bool cli_dryrun;
 
-bool cli_help_asked(int c)
+const char *cli_prog(void)
 {
-	return c == 'h' || (c == '?' && optopt == '?');
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "famfs%s%s", cli_cmd ? " " : "",
+		 cli_cmd ? cli_cmd : "");
+	return buf;
 }
 
-int cli_usage(void (*usage)(FILE *), int c, int ok, int bad)
+int cli_parse_opts(int argc, char **argv, const struct tool_opt *opts,
+		   void (*usage)(FILE *), int ok, int bad)
 {
-	if (cli_help_asked(c)) {
-		usage(stdout);
-		return ok;
-	}
-	return cli_usage_error(bad);
+	return tool_opts_exit(tool_opts_parse(argc, argv, opts, false),
+			      cli_prog(), usage, ok, bad);
 }
 
 int cli_usage_error(int code)
 {
-	fprintf(stderr, "Try 'famfs%s%s --help' for more information.\n",
-		cli_cmd ? " " : "", cli_cmd ? cli_cmd : "");
-	return code;
+	return tool_usage_error(cli_prog(), code);
 }
 
 int cli_parse_device_verbose(int argc, char **argv, void (*usage)(FILE *),
 			     const char **device, int *verbose)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct tool_opt opts[] = {
+		OPT_STRING('D', "device", device),
+		OPT_COUNT('v', "verbose", verbose),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
-	int c;
 
 	*device = cli_device;
 	*verbose = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "D:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			*device = optarg;
-			break;
-		case 'v':
-			(*verbose)++;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
-		}
-	}
-	return -1;
+	return cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
 }
 
 int cli_parse_size(const char *what, const char *s, uint64_t *out)
@@ -111,39 +96,62 @@ int cli_parse_u32(const char *what, const char *s, uint32_t *out)
 	return 0;
 }
 
-int cli_owner_opt(struct cli_owner *o, int c, const char *arg)
+/* "-X" for the messages about option @o */
+static const char *opt_name(const struct tool_opt *o, char buf[3])
 {
-	switch (c) {
-	case 'm':
-		return cli_parse_mode("-m", arg, &o->mode) ? -1 : 1;
-	case 'u':
-		return cli_parse_u32("-u", arg, &o->uid) ? -1 : 1;
-	case 'g':
-		return cli_parse_u32("-g", arg, &o->gid) ? -1 : 1;
-	}
+	buf[0] = '-';
+	buf[1] = (char)o->key;
+	buf[2] = '\0';
+	return buf;
+}
+
+int cli_opt_mode(const struct tool_opt *o, const char *arg)
+{
+	char n[3];
+
+	return cli_parse_mode(opt_name(o, n), arg, o->dest);
+}
+
+int cli_opt_u32(const struct tool_opt *o, const char *arg)
+{
+	char n[3];
+
+	return cli_parse_u32(opt_name(o, n), arg, o->dest);
+}
+
+int cli_opt_size(const struct tool_opt *o, const char *arg)
+{
+	char n[3];
+
+	return cli_parse_size(opt_name(o, n), arg, o->dest);
+}
+
+int cli_opt_nstrips(const struct tool_opt *o, const char *arg)
+{
+	struct cli_interleave *il = o->dest;
+	uint64_t v;
+
+	il->set = true;
+	if (cli_parse_number("-N (strips)", arg, 1, FAMFS_MAX_STRIPS, &v))
+		return -1;
+	il->nstrips = (uint32_t)v;
 	return 0;
 }
 
-int cli_interleave_opt(struct cli_interleave *il, int c, const char *arg)
+int cli_opt_nbuckets(const struct tool_opt *o, const char *arg)
 {
-	uint64_t v;
+	struct cli_interleave *il = o->dest;
 
-	switch (c) {
-	case 'N':
-		il->set = true;
-		if (cli_parse_number("-N (strips)", arg, 1, FAMFS_MAX_STRIPS, &v))
-			return -1;
-		il->nstrips = (uint32_t)v;
-		return 1;
-	case 'B':
-		il->set = true;
-		return cli_parse_u32("-B (buckets)", arg, &il->nbuckets) ? -1 : 1;
-	case 'C':
-		il->set = true;
-		return cli_parse_size("-C (chunk size)", arg, &il->chunk_size) ?
-			       -1 : 1;
-	}
-	return 0;
+	il->set = true;
+	return cli_parse_u32("-B (buckets)", arg, &il->nbuckets);
+}
+
+int cli_opt_chunksize(const struct tool_opt *o, const char *arg)
+{
+	struct cli_interleave *il = o->dest;
+
+	il->set = true;
+	return cli_parse_size("-C (chunk size)", arg, &il->chunk_size);
 }
 
 int cli_interleave_finish(struct cli_interleave *il,
@@ -166,5 +174,28 @@ int cli_interleave_finish(struct cli_interleave *il,
 	buf->nbuckets = il->nbuckets ? il->nbuckets : il->nstrips;
 	buf->chunk_size = il->chunk_size ? il->chunk_size : FAMFS_ALLOC_UNIT;
 	*out = buf;
+	return 0;
+}
+
+int cli_opt_how(const struct tool_opt *o, const char *arg)
+{
+	int *how = o->dest;
+
+	(void)arg;
+	if (*how && *how != o->key) {
+		fprintf(stderr, "%s: -m/--mmap and -r/--read are mutually exclusive\n",
+			cli_prog());
+		return -1;
+	}
+	*how = o->key;
+	return 0;
+}
+
+int cli_opt_how_noted(const struct tool_opt *o, const char *arg)
+{
+	if (cli_opt_how(o, arg))
+		return -1;
+	fprintf(stderr, "%s: note: -%c has no effect: the log is always read through a shared mapping\n",
+		cli_prog(), o->key);
 	return 0;
 }

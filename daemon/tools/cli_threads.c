@@ -42,13 +42,15 @@ unsigned int cli_parallel(unsigned int threads, unsigned int n,
 	return p.failed;
 }
 
-int cli_parse_threads(const char *cmd, const char *arg, uint32_t *out)
+int cli_opt_threads(const struct tool_opt *o, const char *arg)
 {
+	uint32_t *out = o->dest;
+
 	if (cli_parse_u32("-t", arg, out))
 		return -1;
 	if (*out > CLI_MAX_THREADS) {
-		fprintf(stderr, "%s: -t %u: at most %u threads\n", cmd, *out,
-			CLI_MAX_THREADS);
+		fprintf(stderr, "%s: -t %u: at most %u threads\n", cli_prog(),
+			*out, CLI_MAX_THREADS);
 		return -1;
 	}
 	return 0;

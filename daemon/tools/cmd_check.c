@@ -6,9 +6,9 @@
  */
 #include <errno.h>
 #include <ftw.h>
-#include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -119,26 +119,19 @@ static int visit(const char *path, const struct stat *st, int type,
 
 int cmd_check(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct tool_opt opts[] = {
+		OPT_COUNT('v', "verbose", &ck.verbose),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
 	struct famfs_walk walk;
 	struct famfs_dev dev;
-	int c, rc = 0;
+	int rc;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'v':
-			ck.verbose++;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, 0, CHK_USAGE);
-		}
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, 0, CHK_USAGE);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
 	if (optind != argc - 1) {
 		fprintf(stderr, "famfs check: give one mount point\n");
 		return cli_usage_error(CHK_USAGE);

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -138,31 +137,21 @@ out:
 
 int cmd_chkread(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "superblock", no_argument, NULL, 's' },
-		{ "log", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	bool is_sb = false, is_log = false;
+	const struct tool_opt opts[] = {
+		OPT_FLAG('s', "superblock", &is_sb),
+		OPT_FLAG('l', "log", &is_log),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
 	const char *name;
 	struct stat st;
-	int c, fd, rc = CLI_FAIL;
+	int fd, rc;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "slh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			is_sb = true;
-			break;
-		case 'l':
-			is_log = true;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
-		}
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (rc >= 0)
+		return rc;
+	rc = CLI_FAIL;
 	if (optind != argc - 1 || (is_sb && is_log)) {
 		fprintf(stderr, "famfs chkread: %s\n",
 			is_sb && is_log ? "-s and -l exclude each other" :

@@ -4,8 +4,8 @@
  * of the first, the cross-link that fsck must report and that famfs-fused
  * must refuse to serve; upstream's test scripts use it to check both.
  */
-#include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"

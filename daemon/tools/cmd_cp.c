@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,69 +462,40 @@ static const char *base_name(const char *path, char *buf, size_t len)
 	return basename(buf);
 }
 
+/* -t: upstream's -t0 means no thread pool, which is one thread here */
+static int cp_threads(const struct tool_opt *o, const char *arg)
+{
+	uint32_t *threads = o->dest;
+
+	if (cli_parse_u32("-t", arg, threads))
+		return -1;
+	if (!*threads)
+		*threads = 1;
+	return 0;
+}
+
 bool cp_parse(int argc, char **argv, struct cp_args *a, int *code)
 {
-	static const struct option opts[] = {
-		{ "recursive", no_argument, NULL, 'r' },
-		{ "dereference", no_argument, NULL, 'L' },
-		CLI_OWNER_OPTIONS,
-		{ "threadct", required_argument, NULL, 't' },
-		{ "compare", no_argument, NULL, 'c' },
-		CLI_INTERLEAVE_OPTIONS,
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct cli_interleave ilopt = { 0 };
+	const struct tool_opt opts[] = {
+		OPT_FLAG('r', "recursive", &a->recursive),
+		OPT_FLAG('L', "dereference", &a->dereference),
+		CLI_OWNER_OPTS(&a->own),
+		OPT_VALUE('t', "threadct", &a->threads, cp_threads),
+		OPT_FLAG('c', "compare", &a->compare),
+		CLI_INTERLEAVE_OPTS(&ilopt),
+		OPT_STRING('D', "device", &a->device),
+		OPT_COUNT('v', "verbose", &a->verbose),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
 	mode_t mask;
-	int c;
 
 	*a = (struct cp_args){ .device = cli_device, .threads = 1,
 			       .own = { .uid = getuid(), .gid = getgid() } };
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "rLm:u:g:t:cN:B:C:D:vh", opts,
-				NULL)) != -1) {
-		int r = cli_interleave_opt(&ilopt, c, optarg);
-
-		if (!r)
-			r = cli_owner_opt(&a->own, c, optarg);
-		if (r < 0)
-			goto usage_err;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'r':
-			a->recursive = true;
-			break;
-		case 'L':
-			a->dereference = true;
-			break;
-		case 't':
-			if (cli_parse_u32("-t", optarg, &a->threads))
-				goto usage_err;
-			if (!a->threads)
-				a->threads = 1; /* upstream's -t0: no thread pool */
-			break;
-		case 'c':
-			a->compare = true;
-			break;
-		case 'D':
-			a->device = optarg;
-			break;
-		case 'v':
-			a->verbose++;
-			break;
-		case 'h':
-		default:
-			if (cli_help_asked(c)) {
-				usage(stdout);
-				*code = CLI_OK;
-				return false;
-			}
-			goto usage_err;
-		}
-	}
+	*code = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (*code >= 0)
+		return false;
 	if (argc - optind < 2) {
 		fprintf(stderr, "famfs cp: give at least one SOURCE and a DEST\n");
 		goto usage_err;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs creat: allocate and log files, optionally fill them with a pattern. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -190,43 +189,24 @@ struct creat_opts {
 	struct cli_interleave il;
 };
 
-/* One option of creat; -1 for a usage error, 1 for the help. */
-static int creat_opt(struct creat_args *a, struct creat_opts *o, int c,
-		     const char *arg)
+static int creat_seed(const struct tool_opt *o, const char *arg)
 {
-	int r = cli_interleave_opt(&o->il, c, arg);
+	struct creat_opts *co = o->dest;
 
-	if (!r)
-		r = cli_owner_opt(&a->own, c, arg);
-	if (r)
-		return r < 0 ? -1 : 0;
-	switch (c) {
-	case 's':
-		return cli_parse_size("-s", arg, &o->size) ? -1 : 0;
-	case 'S':
-		o->have_seed = true;
-		return cli_parse_number("-S", arg, 0, UINT64_MAX, &o->seed) ?
-			       -1 : 0;
-	case 'r':
-		o->randomize = true;
-		return 0;
-	case 'M':
-		if (parse_multi(arg, &a->files[a->nfiles]))
-			return -1;
-		a->nfiles++;
-		a->multi = true;
-		return 0;
-	case 't':
-		return cli_parse_threads("famfs creat", arg, &a->threads);
-	case 'D':
-		a->device = arg;
-		return 0;
-	case 'v':
-		a->verbose++;
-		return 0;
-	default:
-		return cli_help_asked(c) ? 1 : -1;
-	}
+	co->have_seed = true;
+	return cli_parse_number("-S", arg, 0, UINT64_MAX, &co->seed);
+}
+
+/* -M NAME,SIZE[,SEED]: one more file */
+static int creat_multi(const struct tool_opt *o, const char *arg)
+{
+	struct creat_args *a = o->dest;
+
+	if (parse_multi(arg, &a->files[a->nfiles]))
+		return -1;
+	a->nfiles++;
+	a->multi = true;
+	return 0;
 }
 
 /* The FILE operand and the options that go with it. */
@@ -261,22 +241,21 @@ static int creat_operands(struct creat_args *a, struct creat_opts *o,
 
 bool creat_parse(int argc, char **argv, struct creat_args *a, int *code)
 {
-	static const struct option opts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "randomize", no_argument, NULL, 'r' },
-		{ "multi", required_argument, NULL, 'M' },
-		{ "threadct", required_argument, NULL, 't' },
-		CLI_OWNER_OPTIONS,
-		CLI_INTERLEAVE_OPTIONS,
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct creat_opts o = { 0 };
+	const struct tool_opt opts[] = {
+		OPT_VALUE('s', "size", &o.size, cli_opt_size),
+		OPT_VALUE('S', "seed", &o, creat_seed),
+		OPT_FLAG('r', "randomize", &o.randomize),
+		OPT_VALUE('M', "multi", a, creat_multi),
+		OPT_VALUE('t', "threadct", &a->threads, cli_opt_threads),
+		CLI_OWNER_OPTS(&a->own),
+		CLI_INTERLEAVE_OPTS(&o.il),
+		OPT_STRING('D', "device", &a->device),
+		OPT_COUNT('v', "verbose", &a->verbose),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
 	mode_t mask;
-	int c, r;
 
 	*a = (struct creat_args){ .device = cli_device,
 				  .own = { .mode = 0644, .uid = geteuid(),
@@ -285,26 +264,18 @@ bool creat_parse(int argc, char **argv, struct creat_args *a, int *code)
 	*code = CLI_FAIL;
 	if (!a->files)
 		return false;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:S:rM:t:m:u:g:N:B:C:D:vh", opts,
-				NULL)) != -1) {
-		r = creat_opt(a, &o, c, optarg);
-		if (r > 0) {
-			usage(stdout);
-			*code = CLI_OK;
-		}
-		if (r)
-			goto out;
-	}
-	if (creat_operands(a, &o, argc - optind, argv + optind))
+	*code = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (*code >= 0)
 		goto out;
+	if (creat_operands(a, &o, argc - optind, argv + optind)) {
+		*code = cli_usage_error(CLI_USAGE);
+		goto out;
+	}
 	mask = umask(0);
 	umask(mask);
 	a->own.mode &= ~(uint32_t)mask;
 	return true;
 out:
-	if (*code != CLI_OK)
-		*code = cli_usage_error(CLI_USAGE);
 	creat_args_free(a);
 	return false;
 }
@@ -429,9 +400,9 @@ int cmd_creat(int argc, char **argv)
 	struct creat_args a;
 	int code;
 
-	if (!creat_parse(argc, argv, &a, &code))
-		return code;
-	code = creat_run(&a);
-	creat_args_free(&a);
+	if (creat_parse(argc, argv, &a, &code)) {
+		code = creat_run(&a);
+		creat_args_free(&a);
+	}
 	return code;
 }

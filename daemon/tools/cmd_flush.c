@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs fsck: check a famfs and say what is wrong, in text or JSON. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "libfamfs.h"
 #include "modeopt.h"
 #include "tool_util.h"
-
-/* getopt values of the long-only options (-h is upstream's --human) */
-enum { FSCK_OPT_HELP = 0x200, FSCK_OPT_REPAIR };
 
 static void usage(FILE *f)
 {
@@ -283,88 +280,50 @@ static bool do_repair(struct famfs_dev *dev, struct famfs_fsck *r)
 	return famfs_fsck(dev, r) == 0;
 }
 
-/* The options of fsck that are not in struct fsck_args. */
-static int fsck_opt(struct fsck_args *a, int c, int *how, char **argv)
+static int fsck_nbuckets(const struct tool_opt *o, const char *arg)
 {
-	switch (c) {
-	case FSCK_OPT_REPAIR:
-		a->repair = true;
-		return 0;
-	case 'j':
-		a->json = true;
-		return 0;
-	case 'v':
-		a->verbose++;
-		return 0;
-	case 'h':
-		a->human = true;
-		return 0;
-	case 'B':
-		if (cli_parse_u32("-B", optarg, &a->nbuckets) || !a->nbuckets)
-			return cli_usage_error(FAMFS_FSCK_USAGE);
-		return 0;
-	case 'm':
-	case 'r':
-		/* upstream's -r is --read: never a repair */
-		if (*how && *how != c) {
-			fprintf(stderr, "famfs fsck: -m/--mmap and -r/--read are mutually exclusive\n");
-			return FAMFS_FSCK_USAGE;
-		}
-		*how = c;
-		return 0;
-	case 'f':
-		return 0; /* upstream accepts and ignores it too */
-	case 'L':
-		fprintf(stderr, "famfs fsck: -L/--load-module is refused: fsck does not load kernel modules\n");
-		return FAMFS_FSCK_USAGE;
-	case FSCK_OPT_HELP:
-		usage(stdout);
+	uint64_t v;
+
+	if (cli_parse_number("-B", arg, 1, UINT32_MAX, &v))
 		return -1;
-	default:
-		if (tool_qmark_help(c, argv)) {
-			usage(stdout);
-			return -1;
-		}
-		return cli_usage_error(FAMFS_FSCK_USAGE);
-	}
+	*(uint32_t *)o->dest = (uint32_t)v;
+	return 0;
+}
+
+static int fsck_load_module(const struct tool_opt *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	fprintf(stderr, "famfs fsck: -L/--load-module is refused: fsck does not load kernel modules\n");
+	return -1;
 }
 
 bool fsck_parse(int argc, char **argv, struct fsck_args *a, int *code)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "human", no_argument, NULL, 'h' },
-		{ "nbuckets", required_argument, NULL, 'B' },
-		{ "repair", no_argument, NULL, FSCK_OPT_REPAIR },
-		{ "mmap", no_argument, NULL, 'm' },
-		{ "read", no_argument, NULL, 'r' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "load-module", no_argument, NULL, 'L' },
-		MODEOPT_LONG_OPTIONS,
-		{ "help", no_argument, NULL, FSCK_OPT_HELP },
-		{ 0 }
+	int how = 0; /* upstream's -m or -r, which change nothing */
+	const struct tool_opt opts[] = {
+		OPT_FLAG('j', "json", &a->json),
+		OPT_COUNT('v', "verbose", &a->verbose),
+		OPT_FLAG('h', "human", &a->human), /* upstream's -h */
+		OPT_VALUE('B', "nbuckets", &a->nbuckets, fsck_nbuckets),
+		OPT_FLAG(0, "repair", &a->repair),
+		/* upstream's -r is --read: never a repair */
+		OPT_CALL('m', "mmap", &how, cli_opt_how),
+		OPT_CALL('r', "read", &how, cli_opt_how),
+		/* upstream accepts and ignores it too */
+		OPT_CALL('f', "force", NULL, tool_opt_ignored),
+		OPT_CALL('L', "load-module", NULL, fsck_load_module),
+		MODEOPT_OPTS(&a->mode),
+		OPT_HELP(0, "help"),
+		OPT_HELP('?', NULL),
+		OPT_END,
 	};
-	int c, m, how = 0;
 
-	*a = (struct fsck_args){ 0 };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jvhB:mrfL?" MODEOPT_SHORT, opts,
-				NULL)) != -1) {
-		m = modeopt_parse(&a->mode, "famfs fsck", c);
-		if (m < 0) {
-			*code = FAMFS_FSCK_USAGE;
-			return false;
-		}
-		if (m)
-			continue;
-		m = fsck_opt(a, c, &how, argv);
-		if (m) {
-			/* -1: the help was asked for */
-			*code = m < 0 ? FAMFS_FSCK_CLEAN : m;
-			return false;
-		}
-	}
+	*a = (struct fsck_args){ .mode.prog = "famfs fsck" };
+	*code = cli_parse_opts(argc, argv, opts, usage, FAMFS_FSCK_CLEAN,
+			       FAMFS_FSCK_USAGE);
+	if (*code >= 0)
+		return false;
 	if (optind != argc - 1) {
 		fprintf(stderr, "famfs fsck: %s\n",
 			optind == argc ? "no device or mount point given" :
@@ -403,7 +362,8 @@ static int report(const struct fsck_args *a, struct famfs_dev *dev,
 
 int fsck_run(const struct fsck_args *a)
 {
-	struct modeopt mode = a->mode;
+	struct modeopt mode = { .prog = "famfs fsck",
+				.set_daxmode = a->mode.set_daxmode };
 	struct famfs_fsck r;
 	struct famfs_dev dev;
 	char where[PATH_MAX];
@@ -417,7 +377,7 @@ int fsck_run(const struct fsck_args *a)
 			a->path, where);
 		return FAMFS_FSCK_FAILED;
 	}
-	if (modeopt_apply(&mode, "famfs fsck", a->path, a->verbose))
+	if (modeopt_apply(&mode, a->path, a->verbose))
 		return FAMFS_FSCK_FAILED;
 
 	if (famfs_dev_open(a->path, a->repair ? FAMFS_OPEN_RW : 0, &dev)) {

@@ -2,7 +2,6 @@
 /* famfs getmap: where a file's bytes live, according to the log. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -172,34 +171,21 @@ static int getmap_one(const char *device, const char *file, int quiet)
 
 int cmd_getmap(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "continue", no_argument, NULL, 'c' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	const char *device = cli_device;
-	int quiet = 0, c, rc = GM_MAPPED;
+	int quiet = 0, rc;
 	bool cont = false;
+	const struct tool_opt opts[] = {
+		OPT_COUNT('q', "quiet", &quiet),
+		OPT_FLAG('c', "continue", &cont),
+		OPT_STRING('D', "device", &device),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "qcD:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'q':
-			quiet++;
-			break;
-		case 'c':
-			cont = true;
-			break;
-		case 'D':
-			device = optarg;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, GM_MAPPED, GM_BADARGS);
-		}
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, GM_MAPPED, GM_BADARGS);
+	if (rc >= 0)
+		return rc;
+	rc = GM_MAPPED;
 	if (optind == argc) {
 		fprintf(stderr, "famfs getmap: no file given\n");
 		return cli_usage_error(GM_BADARGS);

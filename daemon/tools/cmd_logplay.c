@@ -8,9 +8,9 @@
  * --shadow writes upstream's shadow tree (libfamfs's shadow.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -163,8 +163,7 @@ static int shadow_logplay(const struct shadow_args *sh, const char *device,
 		fprintf(stderr, "famfs logplay: --shadow reads the log of one mount point, or of --daxdev DEVICE\n");
 		return CLI_USAGE;
 	}
-	if (device && modeopt_apply(&sh->mode, "famfs logplay", device,
-				    verbose))
+	if (device && modeopt_apply(&sh->mode, device, verbose))
 		return CLI_FAIL;
 	if (cli_fs_open(&fs, device, nargs ? args[0] : "", false))
 		return CLI_FAIL;
@@ -233,90 +232,60 @@ struct logplay_args {
 	struct shadow_args sh;
 };
 
-/* One option of logplay; 0 to go on, else the exit code (help: -1). */
-static int logplay_opt(struct logplay_args *a, int c, const char *arg)
+/* -c: reading the log changes nothing on any host */
+static int logplay_client(const struct tool_opt *o, const char *arg)
 {
-	switch (c) {
-	case 'n':
-		a->dryrun = true;
-		return 0;
-	case 'v':
-		a->verbose = true;
-		return 0;
-	case 'D':
-		a->device = arg;
-		return 0;
-	case 'm':
-	case 'r':
-		if (a->how && a->how != c) {
-			fprintf(stderr, "famfs logplay: -m/--mmap and -r/--read are mutually exclusive\n");
-			return CLI_USAGE;
-		}
-		a->how = c;
-		fprintf(stderr, "famfs logplay: note: -%c has no effect; the log is always read through a shared mapping\n",
-			c);
-		return 0;
-	case 'c':
-		/* reading the log changes nothing on any host */
-		fprintf(stderr, "famfs logplay: note: -c has no effect: logplay only reads, and the daemon takes its role from the superblock\n");
-		return 0;
-	case 'S':
-		/* upstream's short -S takes no argument: DIR comes first
-		 * among the operands ("-Ss DIR MOUNTPOINT") */
-		if (a->sh.dir || a->sh.dir_first) {
-			fprintf(stderr, "famfs logplay: one --shadow at a time\n");
-			return CLI_USAGE;
-		}
-		a->sh.dir = arg;
-		a->sh.dir_first = !arg;
-		return 0;
-	case 's':
-		a->sh.test = true;
-		return 0;
-	case 'd':
-		a->sh.daxdev = arg;
-		return 0;
-	case 'M':
-		a->sh.mode.set_daxmode = true;
-		return 0;
-	default:
-		return cli_help_asked(c) ? -1 : cli_usage_error(CLI_USAGE);
+	(void)o;
+	(void)arg;
+	fprintf(stderr, "famfs logplay: note: -c has no effect: logplay only reads, and the daemon takes its role from the superblock\n");
+	return 0;
+}
+
+/*
+ * --shadow DIR, or upstream's short -S, which takes no argument: DIR comes
+ * first among the operands then ("-Ss DIR MOUNTPOINT").
+ */
+static int logplay_shadow(const struct tool_opt *o, const char *arg)
+{
+	struct shadow_args *sh = o->dest;
+
+	if (sh->dir || sh->dir_first) {
+		fprintf(stderr, "famfs logplay: one --shadow at a time\n");
+		return -1;
 	}
+	sh->dir = arg;
+	sh->dir_first = !arg;
+	return 0;
 }
 
 int cmd_logplay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dryrun", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "mmap", no_argument, NULL, 'm' },
-		{ "read", no_argument, NULL, 'r' },
-		{ "client", no_argument, NULL, 'c' },
-		{ "shadow", required_argument, NULL, 'S' },
-		{ "shadowtest", no_argument, NULL, 's' },
-		{ "daxdev", required_argument, NULL, 'd' },
-		{ "set-daxmode", no_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	struct logplay_args a = { .device = cli_device,
+				  .dryrun = cli_dryrun,
+				  .sh.mode.prog = "famfs logplay" };
+	const struct tool_opt opts[] = {
+		OPT_FLAG('n', "dryrun", &a.dryrun),
+		OPT_FLAG('v', "verbose", &a.verbose),
+		OPT_STRING('D', "device", &a.device),
+		OPT_CALL('m', "mmap", &a.how, cli_opt_how_noted),
+		OPT_CALL('r', "read", &a.how, cli_opt_how_noted),
+		OPT_CALL('c', "client", NULL, logplay_client),
+		OPT_CALL('S', NULL, &a.sh, logplay_shadow),
+		OPT_VALUE(0, "shadow", &a.sh, logplay_shadow),
+		OPT_FLAG('s', "shadowtest", &a.sh.test),
+		OPT_STRING('d', "daxdev", &a.sh.daxdev),
+		OPT_FLAG('M', "set-daxmode", &a.sh.mode.set_daxmode),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
-	struct logplay_args a = { .device = cli_device, .dryrun = cli_dryrun };
 	const struct shadow_args *sh = &a.sh;
 	struct play p = { 0 };
 	struct cli_fs fs;
-	int c, rc;
+	int rc;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "nvD:mrcSsd:Mh", opts, NULL)) !=
-	       -1) {
-		rc = logplay_opt(&a, c, optarg);
-		if (rc < 0) {
-			usage(stdout);
-			return CLI_OK;
-		}
-		if (rc)
-			return rc;
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (rc >= 0)
+		return rc;
 	if (sh->dir || sh->dir_first || sh->test || sh->daxdev)
 		return shadow_logplay(sh, a.device, a.dryrun, a.verbose,
 				      argc - optind, argv + optind);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs mkdir: log new directories. */
 #include <errno.h>
-#include <getopt.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -85,45 +84,21 @@ static int make_parents(struct famfs_writer *w, struct cli_fs *fs,
 
 bool mkdir_parse(int argc, char **argv, struct mkdir_args *a, int *code)
 {
-	static const struct option opts[] = {
-		{ "parents", no_argument, NULL, 'p' },
-		CLI_OWNER_OPTIONS,
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct tool_opt opts[] = {
+		OPT_FLAG('p', "parents", &a->parents),
+		CLI_OWNER_OPTS(&a->own),
+		OPT_STRING('D', "device", &a->device),
+		OPT_COUNT('v', "verbose", &a->verbose),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
-	int c;
 
 	*a = (struct mkdir_args){ .device = cli_device,
 				  .own = { .mode = 0755, .uid = geteuid(),
 					   .gid = getegid() } };
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "pm:u:g:D:vh", opts, NULL)) != -1) {
-		int r = cli_owner_opt(&a->own, c, optarg);
-
-		if (r < 0) {
-			*code = CLI_USAGE;
-			return false;
-		}
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'p':
-			a->parents = true;
-			break;
-		case 'D':
-			a->device = optarg;
-			break;
-		case 'v':
-			a->verbose++;
-			break;
-		case 'h':
-		default:
-			*code = cli_usage(usage, c, CLI_OK, CLI_USAGE);
-			return false;
-		}
-	}
+	*code = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (*code >= 0)
+		return false;
 	if (optind == argc) {
 		fprintf(stderr, "famfs mkdir: no directory given\n");
 		*code = cli_usage_error(CLI_USAGE);

@@ -4,11 +4,11 @@
  * in a fresh mount by hand; the famfs daemon serves them itself. Kept so
  * that upstream's scripts keep working, and says so.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -30,23 +30,21 @@ static void usage(FILE *f)
 
 int cmd_mkmeta(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	int verbose = 0; /* accepted, as upstream's; there is nothing to say */
+	const struct tool_opt opts[] = {
+		OPT_COUNT('v', "verbose", &verbose),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
 	char where[PATH_MAX];
 	const char *target;
 	struct cli_fs fs;
 	struct stat st;
-	int c;
+	int rc;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		if (c == 'v')
-			continue;
-		return cli_usage(usage, c, CLI_OK, CLI_USAGE);
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (rc >= 0)
+		return rc;
 	if (optind != argc - 1) {
 		return cli_usage_error(CLI_USAGE);
 	}

@@ -5,7 +5,6 @@
  * upstream's options into mount options and runs it.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,80 +126,50 @@ struct mount_args {
 };
 
 /*
- * One of upstream's options: most have no meaning here and say so (a
- * note), some are refused. 0 to go on, else the exit code (help: -1).
+ * Upstream's options that have no meaning here, and what famfs mount says
+ * of each: a note, or why it is refused. -t and -c take a value, which is
+ * not passed on.
  */
-static int mount_opt(struct mount_args *a, int c, const char *arg)
+static const struct {
+	char key;
+	bool refused;
+	const char *why;
+} upstream_only[] = {
+	{ 't', false, "the famfs daemon keeps its metadata current by itself (poll_ms= sets how often it polls the log)" },
+	{ 'c', false, "the famfs daemon keeps its metadata current by itself" },
+	{ 'u', false, "famfs mounts always have allow_other and default_permissions, so the owners and modes in the log decide who may use each file" },
+	{ 'M', false, "the daemon moves a devdax device to famfs_dax (famfs mode) itself when the famfs_fuse module is loaded" },
+	{ 'F', true, "-F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)" },
+	{ 'R', true, "-R (remount) is not supported: umount and mount again" },
+	{ 'L', true, "-L is refused: famfs mount does not load kernel modules (the famfs-dkms package provides famfs_fuse.ko)" },
+	{ 'p', true, "-p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log" },
+};
+
+static int mount_upstream_only(const struct tool_opt *o, const char *arg)
 {
 	uint32_t secs;
+	size_t i = 0;
 
-	switch (c) {
-	case 'f':
-		/*
-		 * Upstream's --fuse picks FUSE over its v1 kernel module;
-		 * FUSE is all there is here, and the fallback policy stays
-		 * with fallback= and famfs.conf.
-		 */
-		return 0;
-	case 'F':
-		fprintf(stderr, "famfs mount: -F asks for upstream's standalone famfs v1 kernel module; famfs-fuse does not use it (drop -F)\n");
-		return CLI_USAGE;
-	case 't':
-		if (cli_parse_u32("-t", arg, &secs))
-			return CLI_USAGE;
-		/*
-		 * Upstream's FUSE entry/attribute timeout. Our daemon
-		 * invalidates what changes itself and mount.famfs has no such
-		 * option, so say that rather than pass it.
-		 */
-		fprintf(stderr, "famfs mount: note: -t %u not passed on: the famfs daemon keeps its metadata current by itself (poll_ms= sets how often it polls the log)\n",
-			secs);
-		return 0;
-	case 'd':
-		return add_opt(&a->opts, "", "debug") ? CLI_FAIL : 0;
-	case 'v':
-		a->verbose = true;
-		return 0;
-	case 'c':
-		fprintf(stderr, "famfs mount: note: -c %s not passed on: the famfs daemon keeps its metadata current by itself\n",
-			arg);
-		return 0;
-	case 'r':
-	case 'm':
-		if (a->how && a->how != c) {
-			fprintf(stderr, "famfs mount: -m/--mmap and -r/--read are mutually exclusive\n");
-			return CLI_USAGE;
-		}
-		a->how = c;
-		fprintf(stderr, "famfs mount: note: -%c has no effect: the daemon always maps the log\n",
-			c);
-		return 0;
-	case 'u':
-		fprintf(stderr, "famfs mount: note: -u has no effect: famfs mounts always have allow_other and default_permissions, so the owners and modes in the log decide who may use each file\n");
-		return 0;
-	case 'D':
-		a->dummy = true;
-		return 0;
-	case 'R':
-		fprintf(stderr, "famfs mount: -R (remount) is not supported: umount and mount again\n");
-		return CLI_USAGE;
-	case 'M':
-		/* upstream's meaning is what the daemon always does */
-		fprintf(stderr, "famfs mount: note: -M has no effect: the daemon moves a devdax device to famfs_dax (famfs mode) itself when the famfs_fuse module is loaded\n");
-		return 0;
-	case 'L':
-		fprintf(stderr, "famfs mount: -L is refused: famfs mount does not load kernel modules (the famfs-dkms package provides famfs_fuse.ko)\n");
-		return CLI_USAGE;
-	case 'p':
-		fprintf(stderr, "famfs mount: -p (no default_permissions) is refused: famfs-fuse always has the kernel enforce the owners and modes in the log\n");
-		return CLI_USAGE;
-	case 'S':
-		return add_opt(&a->opts, "shadow=", arg) ? CLI_FAIL : 0;
-	case 'o':
-		return add_opt(&a->opts, "", arg) ? CLI_FAIL : 0;
-	default:
-		return cli_help_asked(c) ? -1 : cli_usage_error(CLI_USAGE);
-	}
+	while (upstream_only[i].key != o->key)
+		i++;
+	if (upstream_only[i].refused)
+		fprintf(stderr, "famfs mount: %s\n", upstream_only[i].why);
+	else if (o->key == 't' && cli_parse_u32("-t", arg, &secs))
+		return -1;
+	else if (arg)
+		fprintf(stderr, "famfs mount: note: -%c %s not passed on: %s\n",
+			o->key, arg, upstream_only[i].why);
+	else
+		fprintf(stderr, "famfs mount: note: -%c has no effect: %s\n",
+			o->key, upstream_only[i].why);
+	return upstream_only[i].refused ? -1 : 0;
+}
+
+/* -o OPTIONS, -S PATH (shadow=PATH) and -d (debug): mount.famfs's -o */
+static int mount_pass(const struct tool_opt *o, const char *arg)
+{
+	return add_opt(o->dest, o->key == 'S' ? "shadow=" : "",
+		       o->key == 'd' ? "debug" : arg);
 }
 
 /* Run mount.famfs DEVICE MOUNTPOINT with what @a asks for. */
@@ -245,41 +214,38 @@ static int run_helper(const struct mount_args *a, char *dev, char *mpt)
 
 int cmd_mount(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "fuse", no_argument, NULL, 'f' },
-		{ "nofuse", no_argument, NULL, 'F' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "nouseraccess", no_argument, NULL, 'u' },
-		{ "nodefaultperm", no_argument, NULL, 'p' },
-		{ "shadow", required_argument, NULL, 'S' },
-		{ "read", no_argument, NULL, 'r' },
-		{ "mmap", no_argument, NULL, 'm' },
-		{ "remount", no_argument, NULL, 'R' },
-		{ "dummy", no_argument, NULL, 'D' },
-		{ "set-daxmode", no_argument, NULL, 'M' },
-		{ "load-module", no_argument, NULL, 'L' },
-		{ "options", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct mount_args a = { 0 };
-	int c, rc;
+	const struct tool_opt opts[] = {
+		/*
+		 * Upstream's --fuse picks FUSE over its v1 kernel module;
+		 * FUSE is all there is here, and the fallback policy stays
+		 * with fallback= and famfs.conf.
+		 */
+		OPT_CALL('f', "fuse", NULL, tool_opt_ignored),
+		OPT_CALL('F', "nofuse", NULL, mount_upstream_only),
+		OPT_VALUE('t', "timeout", NULL, mount_upstream_only),
+		OPT_VALUE('c', "cache", NULL, mount_upstream_only),
+		OPT_CALL('d', "debug", &a.opts, mount_pass),
+		OPT_FLAG('v', "verbose", &a.verbose),
+		OPT_CALL('u', "nouseraccess", NULL, mount_upstream_only),
+		OPT_CALL('p', "nodefaultperm", NULL, mount_upstream_only),
+		OPT_VALUE('S', "shadow", &a.opts, mount_pass),
+		OPT_CALL('r', "read", &a.how, cli_opt_how_noted),
+		OPT_CALL('m', "mmap", &a.how, cli_opt_how_noted),
+		OPT_CALL('R', "remount", NULL, mount_upstream_only),
+		OPT_FLAG('D', "dummy", &a.dummy),
+		/* upstream's meaning is what the daemon always does */
+		OPT_CALL('M', "set-daxmode", NULL, mount_upstream_only),
+		OPT_CALL('L', "load-module", NULL, mount_upstream_only),
+		OPT_VALUE('o', "options", &a.opts, mount_pass),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
+	int rc;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "fFt:c:dvupS:rmRDMLo:h", lopts, NULL)) !=
-	       -1) {
-		rc = mount_opt(&a, c, optarg);
-		if (rc < 0) {
-			usage(stdout);
-			rc = CLI_OK;
-			goto out;
-		}
-		if (rc)
-			goto out;
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (rc >= 0)
+		goto out;
 	if (optind != argc - 2) {
 		fprintf(stderr, "famfs mount: give a DEVICE and a MOUNTPOINT\n");
 		rc = cli_usage_error(CLI_USAGE);

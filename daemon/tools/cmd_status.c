@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -553,33 +552,22 @@ static int watch(const char *table)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "watch", no_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	const char *table = getenv("FAMFS_MOUNTS");
 	bool json = false, follow = false, all_ok = true;
+	const struct tool_opt opts[] = {
+		OPT_FLAG('j', "json", &json),
+		OPT_FLAG('w', "watch", &follow),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
 	struct mnt *ms = NULL;
 	unsigned int n = 0;
 	struct kmod k;
-	int c;
+	int rc;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "jwh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'w':
-			follow = true;
-			break;
-		case 'h':
-		default:
-			return cli_usage(usage, c, CLI_OK, CLI_USAGE);
-		}
-	}
+	rc = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (rc >= 0)
+		return rc;
 	if (!table || !*table)
 		table = "/proc/self/mounts";
 	if (follow) {

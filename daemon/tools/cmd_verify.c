@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs verify: check that files hold the pattern creat -r wrote. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -175,42 +174,32 @@ static int parse_multi(const char *arg, struct vfile *vf)
 struct vopts {
 	const char *file;
 	uint64_t seed;
+	struct vfile *multi; /* the -m files */
 	unsigned int nmulti;
 	uint32_t threads;
 };
 
-/* One option of verify; -1 for a usage error, 1 for the help. */
-static int verify_opt(struct vctx *v, struct vopts *o, int c,
-		      const char *arg)
+static int verify_seed(const struct tool_opt *o, const char *arg)
 {
-	switch (c) {
-	case 'f':
-		o->file = arg;
-		return 0;
-	case 'S':
-		return parse_seed(arg, &o->seed) ? -1 : 0;
-	case 'm':
-		if (parse_multi(arg, &v->files[o->nmulti]))
-			return -1;
-		o->nmulti++;
-		return 0;
-	case 't':
-		return cli_parse_threads("famfs verify", arg, &o->threads);
-	case 'q':
-		v->quiet = true;
-		return 0;
-	case 'v':
-		v->quiet = false; /* the result line is printed anyway */
-		return 0;
-	case 'r':
-		v->use_read = true;
-		return 0;
-	case 'D':
-		v->device = arg;
-		return 0;
-	default:
-		return cli_help_asked(c) ? 1 : -1;
-	}
+	return parse_seed(arg, o->dest);
+}
+
+static int verify_multi(const struct tool_opt *o, const char *arg)
+{
+	struct vopts *vo = o->dest;
+
+	if (parse_multi(arg, &vo->multi[vo->nmulti]))
+		return -1;
+	vo->nmulti++;
+	return 0;
+}
+
+/* -v: the result line is printed anyway; -v only undoes -q */
+static int verify_verbose(const struct tool_opt *o, const char *arg)
+{
+	(void)arg;
+	*(bool *)o->dest = false;
+	return 0;
 }
 
 /* The files to verify: the -m list, or -f FILE (or FILE) with -S. */
@@ -236,47 +225,40 @@ static int verify_files(struct vctx *v, const struct vopts *o)
 
 int cmd_verify(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "filename", required_argument, NULL, 'f' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "multi", required_argument, NULL, 'm' },
-		{ "threadct", required_argument, NULL, 't' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "read", no_argument, NULL, 'r' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct vctx v = { .device = cli_device };
 	struct vopts o = { 0 };
+	const struct tool_opt opts[] = {
+		OPT_STRING('f', "filename", &o.file),
+		OPT_VALUE('S', "seed", &o.seed, verify_seed),
+		OPT_VALUE('m', "multi", &o, verify_multi),
+		OPT_VALUE('t', "threadct", &o.threads, cli_opt_threads),
+		OPT_FLAG('q', "quiet", &v.quiet),
+		OPT_FLAG('r', "read", &v.use_read),
+		OPT_STRING('D', "device", &v.device),
+		OPT_CALL('v', "verbose", &v.quiet, verify_verbose),
+		OPT_HELP_ALL,
+		OPT_END,
+	};
 	unsigned int failed;
-	int c, n, rc = CLI_USAGE;
+	int n, rc;
 
 	v.files = calloc((size_t)argc + 1, sizeof(*v.files));
 	if (!v.files)
 		return CLI_FAIL;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "f:S:m:t:qrD:vh", opts, NULL)) !=
-	       -1) {
-		n = verify_opt(&v, &o, c, optarg);
-		if (n > 0) {
-			usage(stdout);
-			rc = CLI_OK;
-		}
-		if (n)
-			goto out;
-	}
+	o.multi = v.files;
+	rc = cli_parse_opts(argc, argv, opts, usage, CLI_OK, CLI_USAGE);
+	if (rc >= 0)
+		goto out;
 	if (!o.file && optind == argc - 1)
 		o.file = argv[optind++];
-	if (optind < argc) {
+	if (optind < argc)
 		fprintf(stderr, "famfs verify: unexpected argument %s\n",
 			argv[optind]);
+	n = optind < argc ? -1 : verify_files(&v, &o);
+	if (n < 0) {
+		rc = cli_usage_error(CLI_USAGE);
 		goto out;
 	}
-	n = verify_files(&v, &o);
-	if (n < 0)
-		goto out;
 	failed = cli_parallel(cli_threads_or_cpus(o.threads), (unsigned int)n,
 			      verify_one, &v);
 	if (o.nmulti && !v.quiet)
@@ -284,5 +266,5 @@ int cmd_verify(int argc, char **argv)
 	rc = failed ? CLI_FAIL : CLI_OK;
 out:
 	free(v.files);
-	return rc == CLI_USAGE ? cli_usage_error(CLI_USAGE) : rc;
+	return rc;
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs: the command-line front end; it dispatches to a subcommand. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -111,34 +110,22 @@ static void device_lost(int sig)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = device_lost };
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'D' },
-		{ "dryrun", no_argument, NULL, 'n' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct tool_opt opts[] = {
+		OPT_STRING('D', "device", &cli_device),
+		OPT_FLAG('n', "dryrun", &cli_dryrun),
+		OPT_CALL('V', "version", "famfs", tool_opt_version),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
-	int c;
+	int rc;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
-	/* "+": stop at the command; what follows belongs to it. */
-	while ((c = getopt_long(argc, argv, "+D:nVh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			cli_device = optarg;
-			break;
-		case 'n':
-			cli_dryrun = true;
-			break;
-		case 'V':
-			printf("famfs %s\n", FAMFS_VERSION);
-			return 0;
-		case 'h':
-		default:
-			return cli_usage(usage, c, 0, EXIT_NO_COMMAND);
-		}
-	}
+	/* in order: stop at the command; what follows belongs to it */
+	rc = tool_opts_exit(tool_opts_parse(argc, argv, opts, true), "famfs",
+			    usage, 0, EXIT_NO_COMMAND);
+	if (rc >= 0)
+		return rc;
 	if (optind >= argc) {
 		fprintf(stderr, "famfs: no command given\n");
 		return cli_usage_error(EXIT_NO_COMMAND);

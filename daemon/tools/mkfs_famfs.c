@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* mkfs.famfs: put a new famfs on a dax device or a regular file. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +46,7 @@ static void usage(FILE *f)
 /* After the line that says what is wrong: where to read more. */
 static int usage_error(void)
 {
-	fprintf(stderr, "Try 'mkfs.famfs --help' for more information.\n");
-	return MKFS_USAGE;
+	return tool_usage_error("mkfs.famfs", MKFS_USAGE);
 }
 
 /* -k -f: invalidate the superblock on @path. */
@@ -103,74 +101,48 @@ static int make(const char *path, const struct famfs_mkfs_opts *mo)
 	return MKFS_OK;
 }
 
+/* -l SIZE: a power of two the log can be */
+static int loglen_opt(const struct tool_opt *o, const char *arg)
+{
+	uint64_t *len = o->dest;
+
+	if (famfs_parse_size(arg, len) || famfs_log_len_check(*len)) {
+		fprintf(stderr, "mkfs.famfs: --loglen: %s\n", famfs_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "kill", no_argument, NULL, 'k' },
-		{ "loglen", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "verbose", no_argument, NULL, 'v' },
-		MODEOPT_LONG_OPTIONS,
-		{ 0 }
-	};
 	struct famfs_mkfs_opts mo = { 0 };
-	struct modeopt mode = { 0 };
+	struct modeopt mode = { .prog = "mkfs.famfs" };
 	int verbose = 0;
 	bool kill = false;
+	const struct tool_opt opts[] = {
+		OPT_FLAG('f', "force", &mo.force),
+		OPT_FLAG('k', "kill", &kill),
+		OPT_VALUE('l', "loglen", &mo.log_len, loglen_opt),
+		OPT_HELP_ALL,
+		OPT_CALL('V', "version", "mkfs.famfs", tool_opt_version),
+		OPT_COUNT('v', "verbose", &verbose),
+		MODEOPT_OPTS(&mode),
+		OPT_END,
+	};
 	const char *path;
-	int c;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "fkl:vh?V" MODEOPT_SHORT, opts,
-				NULL)) != -1) {
-		int m = modeopt_parse(&mode, "mkfs.famfs", c);
-
-		if (m < 0)
-			return MKFS_USAGE;
-		if (m)
-			continue;
-		switch (c) {
-		case 'f':
-			mo.force = true;
-			break;
-		case 'k':
-			kill = true;
-			break;
-		case 'l':
-			if (famfs_parse_size(optarg, &mo.log_len) ||
-			    famfs_log_len_check(mo.log_len)) {
-				fprintf(stderr, "mkfs.famfs: --loglen: %s\n",
-					famfs_errmsg());
-				return usage_error();
-			}
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case '?':
-			if (!tool_qmark_help(c, argv))
-				goto bad;
-			/* -? is upstream's -h */
-			__attribute__((fallthrough));
-		case 'h':
-			usage(stdout);
-			return MKFS_OK;
-		case 'V':
-			printf("mkfs.famfs %s\n", FAMFS_VERSION);
-			return MKFS_OK;
-		default:
-bad:
-			return usage_error();
-		}
-	}
+	rc = tool_opts_exit(tool_opts_parse(argc, argv, opts, false),
+			    "mkfs.famfs", usage, MKFS_OK, MKFS_USAGE);
+	if (rc >= 0)
+		return rc;
 	if (optind != argc - 1) {
 		fprintf(stderr, "mkfs.famfs: %s\n",
 			optind == argc ? "no device given" : "too many arguments");
 		return usage_error();
 	}
 	path = argv[optind];
-	if (modeopt_apply(&mode, "mkfs.famfs", path, verbose))
+	if (modeopt_apply(&mode, path, verbose))
 		return MKFS_FAILED;
 	if (kill && !mo.force) {
 		fprintf(stderr, "mkfs.famfs: -k destroys the famfs on %s; add -f to confirm\n",

@@ -5,33 +5,20 @@
 #include "libfamfs.h"
 #include "modeopt.h"
 
-int modeopt_parse(struct modeopt *m, const char *prog, int c)
+int modeopt_nofuse(const struct tool_opt *o, const char *arg)
 {
-	switch (c) {
-	case MODEOPT_FUSE:
-	case 'D':
-		/*
-		 * --fuse: upstream's FUSE path is the only one here.
-		 * --nodax: upstream avoids mapping a device that is in famfs
-		 * mode; famfs_dax serves the device node, so mapping it is
-		 * always allowed and nothing changes.
-		 */
-		return 1;
-	case 'F':
-		fprintf(stderr,
-			"%s: -F/--nofuse asks for upstream's standalone famfs v1 kernel module, which famfs-fuse does not use; drop it\n",
-			prog);
-		return -1;
-	case 'M':
-		m->set_daxmode = true;
-		return 1;
-	}
-	return 0;
+	const struct modeopt *m = o->dest;
+
+	(void)arg;
+	fprintf(stderr,
+		"%s: -F/--nofuse asks for upstream's standalone famfs v1 kernel module, which famfs-fuse does not use; drop it\n",
+		m->prog);
+	return -1;
 }
 
-int modeopt_apply(const struct modeopt *m, const char *prog, const char *path,
-		  int verbose)
+int modeopt_apply(const struct modeopt *m, const char *path, int verbose)
 {
+	const char *prog = m->prog;
 	int rc;
 
 	if (!m->set_daxmode)

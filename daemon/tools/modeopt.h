@@ -9,39 +9,34 @@
 #ifndef FAMFS_MODEOPT_H
 #define FAMFS_MODEOPT_H
 
-#include <getopt.h>
 #include <stdbool.h>
 
-/* getopt value of --fuse, which has no short form upstream either */
-#define MODEOPT_FUSE 0x100
+#include "tool_opts.h"
 
-/* clang-format off */
-#define MODEOPT_LONG_OPTIONS                               \
-	{ "fuse", no_argument, NULL, MODEOPT_FUSE },       \
-	{ "nofuse", no_argument, NULL, 'F' },              \
-	{ "nodax", no_argument, NULL, 'D' },               \
-	{ "set-daxmode", no_argument, NULL, 'M' }
-/* clang-format on */
-
-/* their short forms, for a getopt string */
-#define MODEOPT_SHORT "FDM"
+/*
+ * Table entries (tool_opts.h) for the four, into a struct modeopt.
+ * --fuse: upstream's FUSE path is the only one here. --nodax: upstream
+ * avoids mapping a device that is in famfs mode; famfs_dax serves the
+ * device node, so mapping it is always allowed. Neither changes anything.
+ */
+#define MODEOPT_OPTS(m)                                       \
+	OPT_CALL(0, "fuse", NULL, tool_opt_ignored),          \
+	OPT_CALL('F', "nofuse", (m), modeopt_nofuse),         \
+	OPT_CALL('D', "nodax", NULL, tool_opt_ignored),       \
+	OPT_FLAG('M', "set-daxmode", &(m)->set_daxmode)
 
 struct modeopt {
+	const char *prog; /* for the messages: "mkfs.famfs", "famfs fsck" */
 	bool set_daxmode;
 };
 
-/*
- * Handle option @c for program @prog: 1 when it was one of these (and is
- * accepted), -1 when it is refused (a one-line reason was printed), 0 when
- * @c is not one of them.
- */
-int modeopt_parse(struct modeopt *m, const char *prog, int c);
+/* -F/--nofuse is refused, with the reason */
+int modeopt_nofuse(const struct tool_opt *o, const char *arg);
 /*
  * Do what the options ask for DEVICE @path before it is opened: with -M,
  * move a devdax device to famfs_dax (nothing to do for an image file).
  * Returns 0, or -1 after printing why not.
  */
-int modeopt_apply(const struct modeopt *m, const char *prog, const char *path,
-		  int verbose);
+int modeopt_apply(const struct modeopt *m, const char *path, int verbose);
 
 #endif

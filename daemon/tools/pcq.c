@@ -6,7 +6,6 @@
  * queue is pcq_queue.c, the files are made as famfs creat makes them.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -24,7 +23,7 @@
 struct pcq_args {
 	const char *name;
 	bool create, producer, consumer, info, drain;
-	bool flush; /* false: --dontflush */
+	bool dontflush; /* no cache flushes or invalidates */
 	char perm;  /* --setperm p, c, b or n; 0: not asked */
 	uint64_t bsize, nbuckets, nmessages, seed, runtime, interval;
 	const char *statusfile;
@@ -89,109 +88,84 @@ static void usage(FILE *f)
 		PCQ_MIN_BUCKET, PCQ_TRAILER);
 }
 
-/* Say what is wrong with the command line; the exit code for it. */
-__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt, ...)
+static void vsay_bad(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "pcq: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* Say what is wrong with the command line: an option's value. */
+__attribute__((format(printf, 1, 2))) static void say_bad(const char *fmt,
+							  ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "pcq: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay_bad(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'pcq --help' for more information.\n");
-	return CLI_USAGE;
 }
 
-/* -u/-g: a name or a number. -1, or the exit code of a bad value. */
-static int parse_owner(struct pcq_args *a, int c, const char *arg)
+/* The same, and the line that points to --help; the exit code for it. */
+__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt,
+							   ...)
 {
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay_bad(fmt, ap);
+	va_end(ap);
+	return tool_usage_error("pcq", CLI_USAGE);
+}
+
+/* -u/-g: a name or a number */
+static int pcq_owner(const struct tool_opt *o, const char *arg)
+{
+	struct pcq_args *a = o->dest;
 	char *end;
 	unsigned long v = strtoul(arg, &end, 10);
 	bool numeric = *arg && !*end;
 
 	a->owner_set = true;
-	if (c == 'u') {
+	if (o->key == 'u') {
 		struct passwd *pw = numeric ? NULL : getpwnam(arg);
 
-		if (!numeric && !pw)
-			return bad_usage("-u: no user \"%s\"", arg);
+		if (!numeric && !pw) {
+			say_bad("-u: no user \"%s\"", arg);
+			return -1;
+		}
 		a->uid = pw ? pw->pw_uid : (uid_t)v;
 	} else {
 		struct group *gr = numeric ? NULL : getgrnam(arg);
 
-		if (!numeric && !gr)
-			return bad_usage("-g: no group \"%s\"", arg);
+		if (!numeric && !gr) {
+			say_bad("-g: no group \"%s\"", arg);
+			return -1;
+		}
 		a->gid = gr ? gr->gr_gid : (gid_t)v;
 	}
-	return -1;
+	return 0;
 }
 
 /* A number with an optional k, m, g suffix, as upstream takes them. */
-static int parse_value(const char *opt, const char *arg, uint64_t *out)
+static int pcq_value(const struct tool_opt *o, const char *arg)
 {
-	if (famfs_parse_size(arg, out))
-		return bad_usage("%s: %s", opt, famfs_errmsg());
+	if (!famfs_parse_size(arg, o->dest))
+		return 0;
+	say_bad("-%c: %s", o->key, famfs_errmsg());
 	return -1;
 }
 
-/* One option: -1 to go on, or the exit code when parsing must stop. */
-static int pcq_opt(struct pcq_args *a, int c, const char *arg)
+static int setperm_opt(const struct tool_opt *o, const char *arg)
 {
-	switch (c) {
-	case 'C':
-		a->create = true;
-		return -1;
-	case 'p':
-		a->producer = true;
-		return -1;
-	case 'c':
-		a->consumer = true;
-		return -1;
-	case 'i':
-		a->info = true;
-		return -1;
-	case 'd':
-		a->drain = true;
-		return -1;
-	case 'D':
-		a->flush = false;
-		return -1;
-	case 'v':
-		a->verbose++;
-		return -1;
-	case 'f':
-		a->statusfile = arg;
-		return -1;
-	case 'b':
-		return parse_value("-b", arg, &a->bsize);
-	case 'n':
-		return parse_value("-n", arg, &a->nbuckets);
-	case 'N':
-		return parse_value("-N", arg, &a->nmessages);
-	case 'S':
-		return parse_value("-S", arg, &a->seed);
-	case 't':
-		return parse_value("-t", arg, &a->runtime);
-	case 's':
-		return parse_value("-s", arg, &a->interval);
-	case 'u':
-	case 'g':
-		return parse_owner(a, c, arg);
-	case 'P':
-		if (strlen(arg) != 1 || !strchr("pcbn", arg[0]))
-			return bad_usage(
-				"--setperm takes p, c, b or n, not \"%s\"",
-				arg);
-		a->perm = arg[0];
+	if (strlen(arg) != 1 || !strchr("pcbn", arg[0])) {
+		say_bad("--setperm takes p, c, b or n, not \"%s\"", arg);
 		return -1;
 	}
-	if (cli_help_asked(c)) {
-		usage(stdout);
-		return CLI_OK;
-	}
-	fprintf(stderr, "Try 'pcq --help' for more information.\n");
-	return CLI_USAGE;
+	*(char *)o->dest = arg[0];
+	return 0;
 }
+
 
 /* The combinations upstream's pcq refuses, and a queue name. */
 static int pcq_check(struct pcq_args *a)
@@ -228,37 +202,33 @@ static int pcq_check(struct pcq_args *a)
 
 static bool pcq_parse(int argc, char **argv, struct pcq_args *a, int *code)
 {
-	static const struct option opts[] = {
-		{"bsize", required_argument, NULL, 'b'},
-		{"nbuckets", required_argument, NULL, 'n'},
-		{"seed", required_argument, NULL, 'S'},
-		{"nmessages", required_argument, NULL, 'N'},
-		{"statusfile", required_argument, NULL, 'f'},
-		{"time", required_argument, NULL, 't'},
-		{"status", required_argument, NULL, 's'},
-		{"setperm", required_argument, NULL, 'P'},
-		{"uid", required_argument, NULL, 'u'},
-		{"gid", required_argument, NULL, 'g'},
-		{"create", no_argument, NULL, 'C'},
-		{"producer", no_argument, NULL, 'p'},
-		{"consumer", no_argument, NULL, 'c'},
-		{"info", no_argument, NULL, 'i'},
-		{"drain", no_argument, NULL, 'd'},
-		{"dontflush", no_argument, NULL, 'D'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct tool_opt opts[] = {
+		OPT_VALUE('b', "bsize", &a->bsize, pcq_value),
+		OPT_VALUE('n', "nbuckets", &a->nbuckets, pcq_value),
+		OPT_VALUE('S', "seed", &a->seed, pcq_value),
+		OPT_VALUE('N', "nmessages", &a->nmessages, pcq_value),
+		OPT_STRING('f', "statusfile", &a->statusfile),
+		OPT_VALUE('t', "time", &a->runtime, pcq_value),
+		OPT_VALUE('s', "status", &a->interval, pcq_value),
+		OPT_VALUE('P', "setperm", &a->perm, setperm_opt),
+		OPT_VALUE('u', "uid", a, pcq_owner),
+		OPT_VALUE('g', "gid", a, pcq_owner),
+		OPT_FLAG('C', "create", &a->create),
+		OPT_FLAG('p', "producer", &a->producer),
+		OPT_FLAG('c', "consumer", &a->consumer),
+		OPT_FLAG('i', "info", &a->info),
+		OPT_FLAG('d', "drain", &a->drain),
+		OPT_FLAG('D', "dontflush", &a->dontflush),
+		OPT_COUNT('v', "verbose", &a->verbose),
+		OPT_HELP_ALL,
+		OPT_END,
 	};
-	int c;
 
 	memset(a, 0, sizeof(*a));
-	a->flush = true;
-	while ((c = getopt_long(argc, argv, "b:n:S:N:f:t:s:P:u:g:CpcidDvh",
-				opts, NULL)) != -1) {
-		*code = pcq_opt(a, c, optarg);
-		if (*code >= 0)
-			return false;
-	}
+	*code = tool_opts_exit(tool_opts_parse(argc, argv, opts, false), "pcq",
+			       usage, CLI_OK, CLI_USAGE);
+	if (*code >= 0)
+		return false;
 	*code = pcq_check(a);
 	if (*code)
 		return false;
@@ -320,7 +290,7 @@ static int pcq_create(const struct pcq_args *a)
 		if (creat_run(&ca) != CLI_OK)
 			return CLI_FAIL;
 	}
-	if (pcq_format(a->name, a->nbuckets, a->bsize, a->flush))
+	if (pcq_format(a->name, a->nbuckets, a->bsize, !a->dontflush))
 		return CLI_FAIL;
 	printf("pcq: created queue %s: %llu buckets of %llu bytes (%llu-byte payloads)\n",
 	       a->name, (unsigned long long)a->nbuckets,
@@ -345,7 +315,7 @@ static int pcq_info(const struct pcq_args *a)
 	struct pcq q;
 	int64_t n;
 
-	if (pcq_open(&q, a->name, PCQ_READER, a->flush)) {
+	if (pcq_open(&q, a->name, PCQ_READER, !a->dontflush)) {
 		write_status(-1);
 		return CLI_FAIL;
 	}
@@ -477,7 +447,7 @@ static void *worker_main(void *arg)
 	struct pcq q;
 	char *payload;
 
-	if (pcq_open(&q, w->a->name, w->role, w->a->flush)) {
+	if (pcq_open(&q, w->a->name, w->role, !w->a->dontflush)) {
 		w->failed = true;
 		atomic_store(w->stop, true);
 		return NULL;

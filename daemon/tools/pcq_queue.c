@@ -221,30 +221,56 @@ static uint64_t bucket_crc(const struct pcq *q, const void *b)
 		     (uInt)(q->bucket_size - sizeof(uint64_t)));
 }
 
-enum pcq_result pcq_put(struct pcq *q, const void *payload, bool wait,
-			const atomic_bool *stop, struct pcq_counts *n)
+/* Publish this side's index past bucket @i, after what it covers. */
+static void advance(struct pcq *q, uint64_t *idx, uint64_t i)
 {
-	uint64_t put = q->p->producer_index, cons;
-	bool counted = false;
-	char *b;
+	__atomic_store_n(idx, (i + 1) % q->nbuckets, __ATOMIC_RELEASE);
+	flush(q, idx, sizeof(*idx));
+}
 
-	if (put >= q->nbuckets)
+/*
+ * Wait until the peer's index lets this side use bucket @mine: a free
+ * bucket for the producer, a message for the consumer. A wait counts once
+ * in *@waits (as upstream counts full and empty), however long it lasts.
+ */
+static enum pcq_result wait_turn(struct pcq *q, uint64_t mine, bool producer,
+				 bool wait, const atomic_bool *stop,
+				 atomic_ullong *waits)
+{
+	const uint64_t *peer = producer ? &q->c->consumer_index :
+					  &q->p->producer_index;
+	bool counted = false;
+	uint64_t other;
+
+	if (mine >= q->nbuckets)
 		return PCQ_CORRUPT;
 	for (;;) {
-		cons = peer_index(q, &q->c->consumer_index);
-		if (cons >= q->nbuckets)
+		other = peer_index(q, peer);
+		if (other >= q->nbuckets)
 			return PCQ_CORRUPT;
-		if ((put + 1) % q->nbuckets != cons)
-			break;
-		if (!counted) /* once per put, as upstream counts */
-			n->full++;
+		if (producer ? (mine + 1) % q->nbuckets != other : other != mine)
+			return PCQ_OK;
+		if (!counted)
+			++*waits;
 		counted = true;
 		if (atomic_load(stop))
 			return PCQ_STOPPED;
 		if (!wait)
-			return PCQ_FULL;
+			return producer ? PCQ_FULL : PCQ_EMPTY;
 		sched_yield();
 	}
+}
+
+enum pcq_result pcq_put(struct pcq *q, const void *payload, bool wait,
+			const atomic_bool *stop, struct pcq_counts *n)
+{
+	uint64_t put = q->p->producer_index;
+	enum pcq_result r;
+	char *b;
+
+	r = wait_turn(q, put, true, wait, stop, &n->full);
+	if (r != PCQ_OK)
+		return r;
 	b = bucket(q, put);
 	memcpy(b, payload, pcq_payload(q));
 	memcpy(b + pcq_payload(q), &q->p->next_seq, sizeof(uint64_t));
@@ -256,9 +282,7 @@ enum pcq_result pcq_put(struct pcq *q, const void *payload, bool wait,
 	/* The message reaches memory before the index that publishes it. */
 	flush(q, b, q->bucket_size);
 	q->p->next_seq++;
-	__atomic_store_n(&q->p->producer_index, (put + 1) % q->nbuckets,
-			 __ATOMIC_RELEASE);
-	flush(q, &q->p->producer_index, sizeof(q->p->producer_index));
+	advance(q, &q->p->producer_index, put);
 	n->sent++;
 	return PCQ_OK;
 }
@@ -278,27 +302,13 @@ static bool read_bucket(struct pcq *q, uint64_t i, char *copy, uint64_t *seq)
 enum pcq_result pcq_get(struct pcq *q, void *payload, uint64_t *seq, bool wait,
 			const atomic_bool *stop, struct pcq_counts *n)
 {
-	uint64_t get = q->c->consumer_index, prod;
-	bool counted = false;
+	uint64_t get = q->c->consumer_index;
+	enum pcq_result r;
 	int tries = 0;
 
-	if (get >= q->nbuckets)
-		return PCQ_CORRUPT;
-	for (;;) {
-		prod = peer_index(q, &q->p->producer_index);
-		if (prod >= q->nbuckets)
-			return PCQ_CORRUPT;
-		if (prod != get)
-			break;
-		if (!counted)
-			n->empty++;
-		counted = true;
-		if (atomic_load(stop))
-			return PCQ_STOPPED;
-		if (!wait)
-			return PCQ_EMPTY;
-		sched_yield();
-	}
+	r = wait_turn(q, get, false, wait, stop, &n->empty);
+	if (r != PCQ_OK)
+		return r;
 	/*
 	 * As upstream does, the first read trusts the cache; a bucket that
 	 * fails its check is dropped from the cache and read again, and a
@@ -321,9 +331,7 @@ enum pcq_result pcq_get(struct pcq *q, void *payload, uint64_t *seq, bool wait,
 	}
 	memcpy(payload, q->copy, pcq_payload(q));
 	q->c->next_seq++;
-	__atomic_store_n(&q->c->consumer_index, (get + 1) % q->nbuckets,
-			 __ATOMIC_RELEASE);
-	flush(q, &q->c->consumer_index, sizeof(q->c->consumer_index));
+	advance(q, &q->c->consumer_index, get);
 	n->received++;
 	return PCQ_OK;
 }

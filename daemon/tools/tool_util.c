@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,15 +145,4 @@ void print_fs_usage(const struct famfs_fsck *r, int width)
 	       human_size(r->space_used, a, sizeof(a)),
 	       human_size(r->space_free, b, sizeof(b)),
 	       human_size(r->dev_size, c, sizeof(c)));
-}
-
-bool tool_qmark_help(int c, char **argv)
-{
-	/*
-	 * getopt returns '?' for -? (when "?" is in the option string) and
-	 * for a bad option; only the latter sets optopt (0 for a bad long
-	 * option, which the "--" of its argument tells).
-	 */
-	return c == '?' && (!optopt || optopt == '?') && optind > 0 &&
-	       strncmp(argv[optind - 1], "--", 2) != 0;
 }

@@ -42,7 +42,5 @@ void json_fs_warnings(struct json_object *o, const struct famfs_fsck *r);
 void json_fs_usage(struct json_object *o, const struct famfs_fsck *r);
 /* "bytes","slots","used" of the log into @log */
 void json_fs_log(struct json_object *log, const struct famfs_fsck *r);
-/* Did getopt's '?' (@c) come from upstream's -? (help), not a bad option? */
-bool tool_qmark_help(int c, char **argv);
 
 #endif
