@@ -543,7 +543,15 @@ static int start(const char *opts, const char *dev, const char *mnt,
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for */
+struct request {
+	struct settings s; /* famfs.conf, then -o */
+	bool fake, verbose; /* -f, -v */
+	const char *device, *mountpoint;
+};
+
+/* The command line into @r; -1 to go on, else the exit code. */
+static int parse_cmdline(int argc, char **argv, struct request *r)
 {
 	static const struct option lopts[] = {
 		{ "unit-name", required_argument, NULL, 'U' },
@@ -551,18 +559,9 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct settings s = { .fallback = xstrdup("auto"),
-			      .role = xstrdup("auto") };
-	char dev[PATH_MAX], mnt[PATH_MAX], inst[400];
-	bool fake = false, verbose = false, dead, writer;
-	bool systemd = famfs_unit_wanted();
+	char inst[400];
 	int c;
 
-	if (strrchr(argv[0], '/'))
-		prog = strrchr(argv[0], '/') + 1;
-	else
-		prog = argv[0];
-	read_conf(&s);
 	while ((c = getopt_long(argc, argv, "o:sfnvN:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'U':
@@ -571,13 +570,13 @@ int main(int argc, char **argv)
 			printf("famfs@%s.service\n", inst);
 			return 0;
 		case 'o':
-			parse_o(&s, optarg);
+			parse_o(&r->s, optarg);
 			break;
 		case 'f':
-			fake = true;
+			r->fake = true;
 			break;
 		case 'v':
-			verbose = true;
+			r->verbose = true;
 			break;
 		case 's': /* sloppy: we reject unknown options anyway */
 		case 'n': /* no mtab: there is none to write */
@@ -595,14 +594,41 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		fail("usage: %s DEVICE MOUNTPOINT [-o OPTIONS]", prog);
-	resolve(argv[optind], argv[optind + 1], dev, mnt, &dead);
-	writer = check_device(dev, &s, verbose || fake);
+	r->device = argv[optind];
+	r->mountpoint = argv[optind + 1];
+	return -1;
+}
+
+/* Check what @r names and mount it; the exit code. */
+static int mount_famfs(struct request *r)
+{
+	char dev[PATH_MAX], mnt[PATH_MAX];
+	bool systemd = famfs_unit_wanted();
+	bool dead, writer;
+
+	resolve(r->device, r->mountpoint, dev, mnt, &dead);
+	writer = check_device(dev, &r->s, r->verbose || r->fake);
 	/* Under systemd the unit loads the module first (modprobe@). */
-	if (!strcmp(s.fallback, "no") && !s.fuse_dev && !systemd &&
+	if (!strcmp(r->s.fallback, "no") && !r->s.fuse_dev && !systemd &&
 	    access(FAMFS_FUSE_DEV, F_OK) < 0)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
 	check_free(dev, mnt, dead, writer);
-	return start(daemon_options(&s, dev), dev, mnt, systemd, verbose,
-		     fake);
+	return start(daemon_options(&r->s, dev), dev, mnt, systemd,
+		     r->verbose, r->fake);
+}
+
+int main(int argc, char **argv)
+{
+	struct request r = { .s = { .fallback = xstrdup("auto"),
+				    .role = xstrdup("auto") } };
+	int rc;
+
+	if (strrchr(argv[0], '/'))
+		prog = strrchr(argv[0], '/') + 1;
+	else
+		prog = argv[0];
+	read_conf(&r.s);
+	rc = parse_cmdline(argc, argv, &r);
+	return rc >= 0 ? rc : mount_famfs(&r);
 }
