@@ -48,6 +48,19 @@ uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len)
 	return again;
 }
 
+void famfs_alloc_free(struct famfs_alloc *a, uint64_t off, uint64_t len)
+{
+	uint64_t first = off / a->alloc_unit;
+	uint64_t last = (off + len + a->alloc_unit - 1) / a->alloc_unit;
+
+	for (uint64_t u = first; u < last && u < a->nunits; u++) {
+		if (!unit_used(a, u))
+			continue;
+		a->map[u / 8] &= (uint8_t)~(1u << (u % 8));
+		a->used--;
+	}
+}
+
 static void mark_range(uint64_t devindex, uint64_t off, uint64_t len, void *arg)
 {
 	(void)devindex;
@@ -134,6 +147,94 @@ int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 	out->simple.se[0].offset = (uint64_t)first * a->alloc_unit;
 	out->simple.se[0].len = n * a->alloc_unit;
 	return 0;
+}
+
+/* Bytes the simple map @fm covers */
+static uint64_t simple_capacity(const struct famfs_omf_fmap *fm)
+{
+	uint64_t cap = 0;
+
+	for (uint32_t i = 0; i < fm->simple.nextents; i++)
+		cap += fm->simple.se[i].len;
+	return cap;
+}
+
+/* Extend the last extent of @fm in place by @n units, if they are free. */
+static bool grow_in_place(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
+			  uint64_t n)
+{
+	struct famfs_omf_extent *last;
+	uint64_t end;
+
+	if (!fm->simple.nextents)
+		return false;
+	last = &fm->simple.se[fm->simple.nextents - 1];
+	end = (last->offset + last->len) / a->alloc_unit;
+	if (end + n > a->nunits || find_run(a, n, end, end + n) != (int64_t)end)
+		return false;
+	set_units(a, end, n);
+	last->len += n * a->alloc_unit;
+	return true;
+}
+
+int famfs_alloc_grow(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
+		     uint64_t need)
+{
+	uint64_t cap = simple_capacity(fm), n, want;
+	int64_t first;
+
+	if (need <= cap)
+		return 0;
+	if (check_fits(a, need))
+		return -EFBIG;
+	fm->ext_type = FAMFS_EXT_SIMPLE;
+	n = units_for(a, need - cap);
+	if (grow_in_place(a, fm, n))
+		return 0;
+	if (fm->simple.nextents == FAMFS_MAX_SIMPLE_EXT)
+		return famfs_fail(EFBIG, "a file of more than %u extents cannot be logged, and the device has no room next to its last one",
+				  FAMFS_MAX_SIMPLE_EXT);
+	/* As much again as the file has, so that few extents cover it. */
+	want = units_for(a, cap) > n ? units_for(a, cap) : n;
+	first = find_run(a, want, 0, a->nunits);
+	if (first < 0) {
+		want = n;
+		first = find_run(a, n, 0, a->nunits);
+	}
+	if (first < 0)
+		return famfs_fail(ENOSPC, "no free run of %llu bytes on the device (%llu of %llu bytes free)",
+				  (unsigned long long)(n * a->alloc_unit),
+				  (unsigned long long)((a->nunits - a->used) *
+						       a->alloc_unit),
+				  (unsigned long long)(a->nunits * a->alloc_unit));
+	set_units(a, (uint64_t)first, want);
+	fm->simple.se[fm->simple.nextents].offset =
+		(uint64_t)first * a->alloc_unit;
+	fm->simple.se[fm->simple.nextents].len = want * a->alloc_unit;
+	fm->simple.nextents++;
+	return 0;
+}
+
+void famfs_alloc_trim(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
+		      uint64_t size)
+{
+	uint64_t keep = units_for(a, size) * a->alloc_unit, at = 0;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < fm->simple.nextents; i++) {
+		struct famfs_omf_extent *se = &fm->simple.se[i];
+		uint64_t use = keep > at ? keep - at : 0;
+
+		if (use > se->len)
+			use = se->len;
+		if (use < se->len)
+			famfs_alloc_free(a, se->offset + use, se->len - use);
+		at += se->len;
+		se->len = use;
+		if (use)
+			n = i + 1;
+	}
+	fm->simple.nextents = n;
 }
 
 int famfs_interleave_check(const struct famfs_interleave *il,

@@ -617,11 +617,30 @@ static int check_unmounted(const struct famfs_dev *dev,
 			  dev->path, where, where);
 }
 
-int famfs_dev_lock(struct famfs_dev *dev)
+/* One try at the lock on @fd: -EBUSY, naming the holder, if it is taken. */
+static int try_lock(int fd, const char *path)
+{
+	char who[128];
+
+	if (ofd_lock(fd, F_WRLCK) == 0)
+		return 0;
+	if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+		return famfs_fail(errno, "cannot lock the log of %s: %s", path,
+				  strerror(errno));
+	lock_holder(fd, who, sizeof(who));
+	return famfs_fail(EBUSY, "the log of %s is being written by %s", path,
+			  who);
+}
+
+/*
+ * famfs_dev_lock(), or for @mount_writer the daemon of the device's mount:
+ * one try at each lock, and the mount is no reason to refuse.
+ */
+static int lock_log(struct famfs_dev *dev, bool mount_writer)
 {
 	struct famfs_dev_id id;
 	unsigned int limit;
-	bool known;
+	bool known, have_id;
 	int rc;
 
 	if (!dev->writable)
@@ -630,12 +649,13 @@ int famfs_dev_lock(struct famfs_dev *dev)
 	if (lock_timeout(&limit))
 		return -EINVAL;
 	dev->id_locked = dev->dev_locked = false;
-	known = dev_identity(dev, &id);
+	have_id = dev_identity(dev, &id);
+	known = have_id && !mount_writer; /* its mount is checked */
 	/* Before waiting behind the mount's writers, and again after. */
 	rc = known ? check_unmounted(dev, &id) : 0;
 	if (rc)
 		return rc;
-	if (known && geteuid() == 0) {
+	if (have_id && geteuid() == 0) {
 		dev->id_lock_fd = id_lock_file(&id);
 		/*
 		 * A system without a writable /run (a bare container): every
@@ -645,7 +665,8 @@ int famfs_dev_lock(struct famfs_dev *dev)
 			goto device_lock;
 		if (dev->id_lock_fd < 0)
 			return dev->id_lock_fd;
-		rc = wait_lock(dev->id_lock_fd, dev->path, limit);
+		rc = mount_writer ? try_lock(dev->id_lock_fd, dev->path) :
+				    wait_lock(dev->id_lock_fd, dev->path, limit);
 		if (rc) {
 			close(dev->id_lock_fd);
 			return rc;
@@ -654,7 +675,8 @@ int famfs_dev_lock(struct famfs_dev *dev)
 	}
 device_lock:
 	if (!dev->id_locked || others_write(dev)) {
-		rc = wait_lock(dev->fd, dev->path, limit);
+		rc = mount_writer ? try_lock(dev->fd, dev->path) :
+				    wait_lock(dev->fd, dev->path, limit);
 		if (rc) {
 			famfs_dev_unlock(dev);
 			return rc;
@@ -666,6 +688,16 @@ device_lock:
 	if (rc)
 		famfs_dev_unlock(dev);
 	return rc;
+}
+
+int famfs_dev_lock(struct famfs_dev *dev)
+{
+	return lock_log(dev, false);
+}
+
+int famfs_dev_trylock(struct famfs_dev *dev)
+{
+	return lock_log(dev, true);
 }
 
 void famfs_dev_unlock(struct famfs_dev *dev)

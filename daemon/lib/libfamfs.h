@@ -142,6 +142,26 @@ void famfs_alloc_release(struct famfs_alloc *a);
 bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t unit);
 /* Mark a range used; returns how many of its units were already in use. */
 uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);
+/*
+ * Give back units marked for a file that was never logged (the daemon's
+ * reservations for files still being written).
+ */
+void famfs_alloc_free(struct famfs_alloc *a, uint64_t off, uint64_t len);
+/*
+ * Make the simple map @fm (of a file not yet logged; may start empty)
+ * cover @need bytes: its last extent grows in place where the units after
+ * it are free, else a new extent of as much again as @fm has (or just
+ * what is missing) is added. -ENOSPC, or -EFBIG past the extents an entry
+ * holds; @fm is unchanged then.
+ */
+int famfs_alloc_grow(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
+		     uint64_t need);
+/*
+ * Cut @fm down to the units @size bytes need (one at least), giving the
+ * rest back: what a file written through the mount keeps when logged.
+ */
+void famfs_alloc_trim(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
+		      uint64_t size);
 /* First fit, one extent. -ENOSPC when no run of free units is long enough. */
 int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		       struct famfs_omf_fmap *out);
@@ -230,6 +250,12 @@ void famfs_dev_invalidate(const struct famfs_dev *dev, const void *addr,
  * -ETIMEDOUT with a message naming the holder.
  */
 int famfs_dev_lock(struct famfs_dev *dev);
+/*
+ * The same lock for the daemon of @dev's own mount: tried once (-EBUSY,
+ * naming the holder), since the daemon must go on serving whoever holds
+ * it; the mount is no reason to refuse.
+ */
+int famfs_dev_trylock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
 /*
  * Who besides root can reach the device or image file @path: @warn gets

@@ -94,7 +94,9 @@ struct dirchain {
 
 struct cp {
 	struct cli_fs fs;
-	struct famfs_writer w;
+	struct famfs_writer w; /* copying */
+	struct famfs_ns cmp_ns; /* comparing: no writer */
+	struct famfs_ns *ns; /* the one in use */
 	const struct famfs_interleave *il;
 	struct cli_owner own; /* mode 0: the source's */
 	bool compare;
@@ -182,7 +184,7 @@ static void skip_symlink(const char *path)
 static void plan_file(struct cp *cp, const char *src, size_t root_len,
 		      const struct stat *st, const char *rel)
 {
-	const struct famfs_node *n = famfs_ns_resolve(&cp->w.ns, rel);
+	const struct famfs_node *n = famfs_ns_resolve(cp->ns, rel);
 	uint64_t size = (uint64_t)st->st_size;
 	struct item *it;
 
@@ -258,7 +260,7 @@ static void plan_file(struct cp *cp, const char *src, size_t root_len,
 /* Make directory @rel unless it exists; 0 when it is there afterwards. */
 static int ensure_dir(struct cp *cp, const char *rel, uint32_t dirmode)
 {
-	const struct famfs_node *n = famfs_ns_resolve(&cp->w.ns, rel);
+	const struct famfs_node *n = famfs_ns_resolve(cp->ns, rel);
 	int rc;
 
 	if (n && n->is_dir)
@@ -376,7 +378,7 @@ static int copy_one(unsigned int i, void *arg)
 {
 	struct cp *cp = arg;
 	struct item *it = &cp->items[i];
-	const struct famfs_ns *ns = cp->fs.mounted ? NULL : &cp->w.ns;
+	const struct famfs_ns *ns = cp->fs.mounted ? NULL : cp->ns;
 	uint8_t *buf = NULL, *dbuf = NULL;
 	struct cli_file f;
 	uint64_t off = 0;
@@ -591,12 +593,15 @@ static int cp_open(struct cp *cp, const struct cp_args *a,
 			 cli_relpath_new(&cp->fs, a->dest, destrel))
 		goto close;
 	if (!a->compare) {
-		if (!cli_writer_begin(&cp->fs, &cp->w, "cp"))
+		if (!cli_writer_begin(&cp->fs, &cp->w, "cp")) {
+			cp->ns = cp->w.ns;
 			return 0;
-	} else if (!cli_ns_load(&cp->fs, &cp->w.ns, "cp")) {
+		}
+	} else if (!cli_ns_load(&cp->fs, &cp->cmp_ns, "cp")) {
+		cp->ns = &cp->cmp_ns;
 		return 0;
 	} else {
-		famfs_ns_free(&cp->w.ns);
+		famfs_ns_free(&cp->cmp_ns);
 	}
 close:
 	cli_fs_close(&cp->fs);
@@ -607,7 +612,7 @@ close:
 static bool dest_fits(struct cp *cp, const struct cp_args *a,
 		      const char *destrel, bool *dest_is_dir)
 {
-	const struct famfs_node *dn = famfs_ns_resolve(&cp->w.ns, destrel);
+	const struct famfs_node *dn = famfs_ns_resolve(cp->ns, destrel);
 
 	*dest_is_dir = dn && dn->is_dir;
 	if (dn && !*dest_is_dir && (a->recursive || a->nsources > 1)) {
@@ -637,7 +642,7 @@ static unsigned int copy_and_end(struct cp *cp, uint32_t threads)
 	failed = cli_parallel(threads, cp->nitems, copy_one, cp);
 	cli_progress_end(cp->progress);
 	if (cp->compare)
-		famfs_ns_free(&cp->w.ns);
+		famfs_ns_free(&cp->cmp_ns);
 	else if (!cp->fs.mounted)
 		famfs_writer_end(&cp->w);
 	for (unsigned int i = 0; i < cp->nitems; i++)

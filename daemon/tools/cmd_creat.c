@@ -302,7 +302,7 @@ static int creat_one(const struct creat_args *a, struct cli_fs *fs,
 	if (cli_relpath_new(fs, nf->f->name, nf->rel))
 		return -1;
 	cli_show(fs, nf->rel, show, sizeof(show));
-	n = famfs_ns_resolve(&w->ns, nf->rel);
+	n = famfs_ns_resolve(w->ns, nf->rel);
 	if (n && n->is_dir) {
 		fprintf(stderr, "famfs creat: %s exists and is a directory\n",
 			show);
@@ -347,7 +347,7 @@ static unsigned int fill_and_end(const struct creat_args *a,
 				 struct cli_fs *fs, struct famfs_writer *w,
 				 struct newfile *files)
 {
-	struct fillctx ctx = { .fs = fs, .ns = &w->ns, .files = files };
+	struct fillctx ctx = { .fs = fs, .ns = w->ns, .files = files };
 	unsigned int failed;
 
 	if (fs->mounted) {

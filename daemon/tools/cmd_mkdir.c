@@ -68,7 +68,7 @@ static int make_parents(struct famfs_writer *w, struct cli_fs *fs,
 		memcpy(part, rel, i);
 		part[i] = '\0';
 		i++;
-		n = famfs_ns_resolve(&w->ns, part);
+		n = famfs_ns_resolve(w->ns, part);
 		if (n && n->is_dir)
 			continue;
 		if (n) {

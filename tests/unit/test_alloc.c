@@ -164,10 +164,87 @@ static void buckets_of_a_gib_on_big_devices(void **state)
 	assert_int_equal(famfs_interleave_check(&il, &small), 0);
 }
 
+/* A file written through the mount: its map grows as its bytes arrive. */
+static void grow_in_place_then_as_much_again(void **state)
+{
+	struct famfs_omf_fmap f = { 0 };
+	struct famfs_alloc a;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	assert_int_equal(famfs_alloc_grow(&a, &f, 1), 0);
+	assert_int_equal(f.simple.nextents, 1);
+	assert_int_equal(f.simple.se[0].offset, 10 * MiB);
+	assert_int_equal(famfs_alloc_grow(&a, &f, 5 * MiB), 0);
+	/* the units after it were free: still one extent */
+	assert_int_equal(f.simple.nextents, 1);
+	assert_int_equal(f.simple.se[0].len, 6 * MiB);
+	assert_int_equal(a.used, 5 + 3);
+	/* covered already: nothing changes */
+	assert_int_equal(famfs_alloc_grow(&a, &f, 6 * MiB), 0);
+	assert_int_equal(a.used, 5 + 3);
+	/* another file right after it: a new extent of as much again */
+	assert_int_equal(famfs_alloc_mark(&a, 16 * MiB, 2 * MiB), 0);
+	assert_int_equal(famfs_alloc_grow(&a, &f, 7 * MiB), 0);
+	assert_int_equal(f.simple.nextents, 2);
+	assert_int_equal(f.simple.se[1].offset, 18 * MiB);
+	assert_int_equal(f.simple.se[1].len, 6 * MiB);
+	assert_int_equal(a.used, 5 + 1 + 3 + 3);
+	/* logged at 7 MiB: the units past it go back */
+	famfs_alloc_trim(&a, &f, 7 * MiB);
+	assert_int_equal(f.simple.nextents, 2);
+	assert_int_equal(f.simple.se[1].len, 2 * MiB);
+	assert_int_equal(a.used, 5 + 1 + 3 + 1);
+	assert_false(famfs_alloc_used(&a, 10));
+	/* down to one unit; an extent with nothing left is dropped */
+	famfs_alloc_trim(&a, &f, 0);
+	assert_int_equal(f.simple.nextents, 1);
+	assert_int_equal(f.simple.se[0].len, 2 * MiB);
+	assert_int_equal(a.used, 5 + 1 + 1);
+	famfs_alloc_free(&a, 10 * MiB, 2 * MiB);
+	famfs_alloc_free(&a, 10 * MiB, 2 * MiB); /* twice changes nothing */
+	assert_int_equal(a.used, 5 + 1);
+	famfs_alloc_release(&a);
+}
+
+static void grow_stops_cleanly(void **state)
+{
+	struct famfs_omf_fmap f = { 0 }, before;
+	struct famfs_alloc a;
+	uint64_t used;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	/* no room: -ENOSPC and the map as it was */
+	assert_int_equal(famfs_alloc_grow(&a, &f, 2 * MiB), 0);
+	before = f;
+	used = a.used;
+	assert_int_equal(famfs_alloc_grow(&a, &f, 300 * MiB), -EFBIG);
+	assert_int_equal(famfs_alloc_mark(&a, 12 * MiB, 200 * MiB), 0);
+	assert_int_equal(famfs_alloc_grow(&a, &f, 100 * MiB), -ENOSPC);
+	assert_memory_equal(&f, &before, sizeof(f));
+	assert_int_equal(a.used, used + 100);
+	famfs_alloc_release(&a);
+
+	/* every other unit taken: one extent a unit, then no 17th */
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	for (uint64_t off = 12 * MiB; off < 256 * MiB; off += 4 * MiB)
+		famfs_alloc_mark(&a, off, 2 * MiB);
+	memset(&f, 0, sizeof(f));
+	for (int i = 1; i <= 16; i++)
+		assert_int_equal(famfs_alloc_grow(&a, &f, i * 2 * MiB), 0);
+	assert_int_equal(f.simple.nextents, 16);
+	assert_int_equal(famfs_alloc_grow(&a, &f, 34 * MiB), -EFBIG);
+	assert_int_equal(f.simple.nextents, 16);
+	famfs_alloc_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(first_fit_skips_used_space),
+		cmocka_unit_test(grow_in_place_then_as_much_again),
+		cmocka_unit_test(grow_stops_cleanly),
 		cmocka_unit_test(never_hands_out_a_unit_twice),
 		cmocka_unit_test(strips_come_from_distinct_buckets),
 		cmocka_unit_test(failed_interleave_gives_space_back),
