@@ -82,6 +82,9 @@ static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
 		type = ih->nodeid == FUSED_META_SB_INO ?
 			       FUSE_FAMFS_FILE_SUPERBLOCK :
 			       FUSE_FAMFS_FILE_LOG;
+	} else if (fused_is_pending(ih->nodeid)) {
+		/* being written through the mount: we serve its bytes */
+		return reply_err(ih, ENODATA, out);
 	} else {
 		n = famfs_ns_get(&fs->ns, ih->nodeid);
 		if (!n)

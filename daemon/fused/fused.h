@@ -15,6 +15,7 @@
 
 #include "libfamfs.h"
 #include "namespace.h"
+#include "writer.h"
 
 /*
  * Virtual files live above every inode number the log can produce (index
@@ -24,6 +25,9 @@
 #define FUSED_META_SB_INO (FUSED_META_DIR_INO + 1)
 #define FUSED_META_LOG_INO (FUSED_META_DIR_INO + 2)
 #define FUSED_META_STATUS_INO (FUSED_META_DIR_INO + 3)
+
+/* Files being written through the mount (create.c), above those */
+#define FUSED_PENDING_INO_BASE (1ULL << 41)
 
 #define FUSED_META_DIR ".meta"
 #define FUSED_META_SB ".superblock"
@@ -122,6 +126,14 @@ struct fused {
 	 */
 	bool meta_via_mount;
 	struct famfs_omf_superblock sb_copy;
+
+	/*
+	 * Creation through the mount (create.c): the files not yet logged,
+	 * and the log lock, held while there are any.
+	 */
+	struct fused_pending *pending;
+	uint64_t npending, pending_seq;
+	struct famfs_writer writer;
 
 	/* the device's health as famfs_dax reports it (health.c) */
 	char health[64];
@@ -234,6 +246,42 @@ void fused_metamap_watch(struct fused *fs);
 extern const struct fuse_lowlevel_ops fused_ops;
 void fused_node_attr(struct fused *fs, const struct famfs_node *n,
 		     struct stat *st);
+
+/* ---- creation through the mount (create.c) ---- */
+struct fused_pending;
+void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		 mode_t mode);
+void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		  mode_t mode, struct fuse_file_info *fi);
+bool fused_is_pending(uint64_t ino);
+/* The pending file @ino, or NULL (logged since, or never one) */
+struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
+/* Answer a lookup of a pending file; false if @name is none. */
+bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
+			  const char *name);
+void fused_pending_attr(const struct fused_pending *p, struct stat *st);
+/* An open of a pending file: 0, or the errno (ETXTBSY: a second writer) */
+int fused_pending_open(struct fused *fs, struct fused_pending *p,
+		       struct fuse_file_info *fi);
+ssize_t fused_pending_read(struct fused *fs, struct fused_pending *p,
+			   char *buf, size_t size, uint64_t off);
+/* Memory is reserved as the bytes arrive: -ENOSPC, -EFBIG */
+ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
+			    const char *buf, size_t size, uint64_t off);
+/* truncate and fallocate of a pending file: its size is still free */
+int fused_pending_resize(struct fused *fs, struct fused_pending *p,
+			 uint64_t size);
+/* Reserve memory up to @end; without @keep_size, make the file that long */
+int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
+			    bool keep_size, uint64_t end);
+/* Mode and owner may change until the file is logged. */
+int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
+			  int to_set);
+/* A close by task @pid: one dying of a signal leaves no file. */
+void fused_pending_flush(struct fused_pending *p, pid_t pid);
+/* The last close logs the file (and frees @p). */
+void fused_pending_release(struct fused *fs, struct fused_pending *p,
+			   struct fuse_file_info *fi);
 
 /* ---- famfs protocol extension (famfs_ext.c) ---- */
 /* Put our receive/send hooks on @se's connection @fd. */

@@ -131,12 +131,12 @@ const char *fused_metamap_adopt(struct fused *fs)
 	return NULL;
 }
 
-static int openat_meta(int dir, const char *name)
+static int openat_meta(int dir, const char *name, int mode)
 {
 	char p[64];
 
 	snprintf(p, sizeof(p), "%s/%s", FUSED_META_DIR, name);
-	return openat(dir, p, O_RDONLY | O_CLOEXEC);
+	return openat(dir, p, mode | O_CLOEXEC);
 }
 
 static void *map_thread(void *arg)
@@ -147,8 +147,11 @@ static void *map_thread(void *arg)
 	tree = (int)syscall(SYS_open_tree, AT_FDCWD, fs->mountpoint,
 			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree >= 0) {
-		sbfd = openat_meta(tree, FUSED_META_SB);
-		logfd = sbfd < 0 ? -1 : openat_meta(tree, FUSED_META_LOG);
+		sbfd = openat_meta(tree, FUSED_META_SB, O_RDONLY);
+		/* the master's daemon appends what mkdir makes (create.c) */
+		logfd = sbfd < 0 ? -1 :
+				   openat_meta(tree, FUSED_META_LOG,
+					       fs->readonly ? O_RDONLY : O_RDWR);
 	}
 	if (tree < 0 || sbfd < 0 || logfd < 0) {
 		job.rc = -errno;

@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The FUSE operations. famfs is append-only and its metadata belongs to
- * the log, so everything that would change the namespace or a file's
- * size, owner or mode is refused here; files and directories are created
- * only by the famfs CLI, which appends to the log through .meta/.log.
+ * the log, so everything that would change a logged file's size, owner or
+ * mode, or take a name away, is refused here. mkdir and create on the
+ * master append to the log (create.c); so does the famfs CLI, through
+ * .meta/.log.
  *
  * Errors returned (documented in famfs-fused(8)):
- *   truncate / size change          EPERM  (files have a fixed size)
+ *   truncate / size change          EPERM  (logged files have a fixed size)
  *   chmod / chown                   EPERM  (the log owns the metadata)
  *   unlink rmdir rename link symlink EPERM (nothing is ever removed)
- *   create mknod mkdir              EPERM  (use famfs creat/cp/mkdir)
- *   write past the end of a file    EFBIG  (files never grow)
+ *   mknod                           EPERM  (only files and directories)
+ *   write past the end of a file    EFBIG  (logged files never grow)
  *   any write on a client           EROFS  (file data too, unless client_rw)
  * Setting only the times succeeds and changes nothing: famfs keeps none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,9 +61,17 @@ void fused_node_attr(struct fused *fs, const struct famfs_node *n,
 static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
 {
 	const struct famfs_node *n;
+	const struct fused_pending *p;
 
 	if (fused_is_meta(ino))
 		return fused_meta_attr(fs, ino, st);
+	if (fused_is_pending(ino)) {
+		p = fused_pending_get(fs, ino);
+		if (!p)
+			return -ENOENT; /* logged since: a new inode */
+		fused_pending_attr(p, st);
+		return 0;
+	}
 	n = famfs_ns_get(&fs->ns, ino);
 	if (!n)
 		return -ENOENT;
@@ -163,6 +173,8 @@ static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, EIO); /* it may be in the log we lost */
 		return;
 	}
+	if (!n && fused_pending_lookup(req, fs, parent, name))
+		return;
 	if (!n) {
 		/* Not cached, so a file logged a moment later is seen at once. */
 		fuse_reply_err(req, ENOENT);
@@ -187,7 +199,10 @@ static void fused_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, &st,
-				ino == FUSED_META_STATUS_INO ? 0 : ATTR_TIMEOUT);
+				ino == FUSED_META_STATUS_INO ||
+						fused_is_pending(ino) ?
+					0 :
+					ATTR_TIMEOUT);
 }
 
 /* Append one directory entry; false when the reply buffer is full. */
@@ -285,6 +300,38 @@ out:
 	free(buf);
 }
 
+/* The checks of an open of a .meta file; false after replying an error. */
+static bool open_meta(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
+		      struct fuse_file_info *fi, bool wr)
+{
+	if (ino == FUSED_META_DIR_INO) {
+		fuse_reply_err(req, EISDIR);
+		return false;
+	}
+	/*
+	 * The superblock and the log are root's: they hold every name,
+	 * owner and device offset, also of files in directories others
+	 * cannot search, and their lock orders the writers. Checked here
+	 * too, so that the rule holds on a mount without
+	 * default_permissions.
+	 */
+	if (ino != FUSED_META_STATUS_INO && fuse_req_ctx(req)->uid) {
+		fuse_reply_err(req, EACCES);
+		return false;
+	}
+	if (wr && (ino != FUSED_META_LOG_INO || fs->readonly)) {
+		fuse_reply_err(req, EROFS);
+		return false;
+	}
+	/* Built afresh on each read, so bypass the page cache. */
+	fi->direct_io = ino == FUSED_META_STATUS_INO;
+	if (ino != FUSED_META_STATUS_INO && fused_dev_lost(fs)) {
+		fuse_reply_err(req, EIO);
+		return false;
+	}
+	return true;
+}
+
 static void fused_open(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
@@ -293,31 +340,17 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	bool wr = (fi->flags & O_ACCMODE) != O_RDONLY;
 
 	if (fused_is_meta(ino)) {
-		if (ino == FUSED_META_DIR_INO) {
-			fuse_reply_err(req, EISDIR);
+		if (!open_meta(req, fs, ino, fi, wr))
 			return;
-		}
-		/*
-		 * The superblock and the log are root's: they hold every
-		 * name, owner and device offset, also of files in directories
-		 * others cannot search, and their lock orders the writers.
-		 * Checked here too, so that the rule holds on a mount without
-		 * default_permissions.
-		 */
-		if (ino != FUSED_META_STATUS_INO && fuse_req_ctx(req)->uid) {
-			fuse_reply_err(req, EACCES);
-			return;
-		}
-		if (wr && (ino != FUSED_META_LOG_INO || fs->readonly)) {
-			fuse_reply_err(req, EROFS);
-			return;
-		}
-		/* Built afresh on each read, so bypass the page cache. */
-		fi->direct_io = ino == FUSED_META_STATUS_INO;
-		if (ino != FUSED_META_STATUS_INO && fused_dev_lost(fs)) {
-			fuse_reply_err(req, EIO);
-			return;
-		}
+	} else if (fused_is_pending(ino)) {
+		struct fused_pending *p = fused_pending_get(fs, ino);
+		int rc = p ? fused_pending_open(fs, p, fi) : ENOENT;
+
+		if (rc)
+			fuse_reply_err(req, rc);
+		else
+			fuse_reply_open(req, fi);
+		return;
 	} else {
 		n = famfs_ns_get(&fs->ns, ino);
 		if (!n) {
@@ -368,6 +401,7 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	 */
 	if (n && fs->direct_reads)
 		fi->direct_io = 1;
+	fi->noflush = 1; /* nothing to do at a close of a logged file */
 	fuse_reply_open(req, fi);
 }
 
@@ -477,6 +511,28 @@ static const struct famfs_node *data_file(fuse_req_t req, struct fused *fs,
 	return n;
 }
 
+/*
+ * READ (into @rbuf) or WRITE (from @wbuf) of a file being written through
+ * the mount (create.c)
+ */
+static void pending_io(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
+		       char *rbuf, const char *wbuf, size_t size, off_t off)
+{
+	struct fused_pending *p = fused_pending_get(fs, ino);
+	ssize_t n = !p   ? -ENOENT :
+		    wbuf ? fused_pending_write(fs, p, wbuf, size, (uint64_t)off) :
+			   fused_pending_read(fs, p, rbuf, size, (uint64_t)off);
+
+	if (n >= 0 && fused_dev_lost(fs))
+		n = -EIO;
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (wbuf)
+		fuse_reply_write(req, (size_t)n);
+	else
+		fuse_reply_buf(req, rbuf, (size_t)n);
+}
+
 static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -512,6 +568,10 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				       len - (size_t)off < size ?
 					       len - (size_t)off :
 					       size);
+		return;
+	}
+	if (fused_is_pending(ino)) {
+		pending_io(req, fs, ino, buf, NULL, size, off);
 		return;
 	}
 	n = data_file(req, fs, ino, "READ");
@@ -570,6 +630,10 @@ static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_err(req, EROFS);
 		return;
 	}
+	if (fused_is_pending(ino)) {
+		pending_io(req, fs, ino, NULL, buf, size, off);
+		return;
+	}
 	n = data_file(req, fs, ino, "WRITE");
 	if (!n)
 		return;
@@ -587,6 +651,28 @@ static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	fuse_reply_write(req, (size_t)put);
 }
 
+/* A file not yet logged may still change its size, mode and owner. */
+static void pending_setattr(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
+			    const struct stat *attr, int to_set)
+{
+	struct fused_pending *p = fused_pending_get(fs, ino);
+	struct stat st;
+	int rc = 0;
+
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		rc = attr->st_size < 0 ? -EINVAL :
+					 fused_pending_resize(fs, p,
+							      (uint64_t)attr->st_size);
+	if (!rc)
+		rc = fused_pending_setattr(p, attr, to_set);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fused_pending_attr(p, &st);
+	fuse_reply_attr(req, &st, 0);
+}
+
 static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			  int to_set, struct fuse_file_info *fi)
 {
@@ -601,6 +687,10 @@ static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	if (fs->data_ro) {
 		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (fused_is_pending(ino)) {
+		pending_setattr(req, fs, ino, attr, to_set);
 		return;
 	}
 	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size != st.st_size) {
@@ -685,25 +775,6 @@ static void fused_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	refuse(req, "mknod", "; create files with 'famfs creat' or 'famfs cp'");
 }
 
-static void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
-			mode_t mode)
-{
-	(void)parent;
-	(void)mode;
-	fused_log(L_DEBUG, "mkdir %s", name);
-	refuse(req, "mkdir", "; create directories with 'famfs mkdir'");
-}
-
-static void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
-			 mode_t mode, struct fuse_file_info *fi)
-{
-	(void)parent;
-	(void)mode;
-	(void)fi;
-	fused_log(L_DEBUG, "create %s", name);
-	refuse(req, "create", "; create files with 'famfs creat' or 'famfs cp'");
-}
-
 static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct fused *fs = fs_of(req);
@@ -729,6 +800,63 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_favail = fs->readonly ? 0 : sv.f_ffree;
 	sv.f_namemax = FAMFS_PATH_LEN - 1;
 	fuse_reply_statfs(req, &sv);
+}
+
+/*
+ * Only a file being written asks for FLUSH (other opens say FOPEN_NOFLUSH):
+ * whether its writer is dying of a signal is known only at its close.
+ */
+static void fused_flush(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	struct fused_pending *p = fused_pending_get(fs, ino);
+
+	(void)fi;
+	if (p)
+		fused_pending_flush(p, fuse_req_ctx(req)->pid);
+	fuse_reply_err(req, 0);
+}
+
+static void fused_release(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	struct fused_pending *p = fused_pending_get(fs, ino);
+
+	/* Reply first: a failed commit is the daemon's to log, not close's. */
+	fuse_reply_err(req, 0);
+	if (p)
+		fused_pending_release(fs, p, fi);
+}
+
+/*
+ * fallocate of a file not yet logged reserves its memory (mode 0 also
+ * makes it that long): what 'famfs creat -s' does. A logged file has all
+ * its memory already: a range inside it is there, and it never grows.
+ */
+static void fused_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			    off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct fused *fs = fs_of(req);
+	struct fused_pending *p = fused_pending_get(fs, ino);
+	const struct famfs_node *n = famfs_ns_get(&fs->ns, ino);
+	uint64_t end = (uint64_t)off + (uint64_t)len;
+	int rc = 0;
+
+	(void)fi;
+	if (mode & ~FALLOC_FL_KEEP_SIZE)
+		rc = EOPNOTSUPP;
+	else if (off < 0 || len <= 0 || end < (uint64_t)off)
+		rc = EINVAL;
+	else if (p)
+		rc = -fused_pending_fallocate(fs, p,
+					      mode & FALLOC_FL_KEEP_SIZE, end);
+	else if (!n || n->is_dir)
+		rc = n ? EISDIR : EBADF;
+	else if (end > n->size)
+		rc = EFBIG;
+	fuse_reply_err(req, rc);
 }
 
 static void fused_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -771,6 +899,9 @@ const struct fuse_lowlevel_ops fused_ops = {
 	.open = fused_open,
 	.read = fused_read,
 	.write = fused_write,
+	.flush = fused_flush,
+	.release = fused_release,
+	.fallocate = fused_fallocate,
 	.fsync = fused_fsync,
 	.statfs = fused_statfs,
 	.unlink = fused_unlink,

@@ -318,6 +318,7 @@ int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
 		famfs_dev_close(dev);
 		return rc;
 	}
+	dev->own_mount = true;
 	return check_fs(root, dev);
 }
 
@@ -355,7 +356,7 @@ void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len)
 
 	if (dev->kind != FAMFS_DEV_FILE)
 		famfs_cache_flush(addr, len);
-	if (dev->kind != FAMFS_DEV_DAX)
+	if (dev->kind != FAMFS_DEV_DAX && !dev->own_mount)
 		msync((void *)start, (uintptr_t)addr + len - start, MS_SYNC);
 }
 

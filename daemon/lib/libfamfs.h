@@ -206,6 +206,12 @@ struct famfs_dev {
 	struct famfs_omf_log *log; /* NULL until famfs_dev_map_log() */
 	uint64_t log_len;
 	void *meta_sb_map, *meta_log_map; /* META only */
+	/*
+	 * META mapped by the daemon that serves the mount: msync() would
+	 * send FSYNC to that very daemon and wait for it (set by
+	 * famfs_dev_open_meta_fds(); the CPU cache is written back alone).
+	 */
+	bool own_mount;
 	/* famfs_dev_lock(): which locks are held */
 	bool id_locked, dev_locked;
 	int id_lock_fd; /* root's lock file, when id_locked */

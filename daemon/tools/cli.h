@@ -153,6 +153,8 @@ int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,
  * root's, and they need none of it (fs->dev stays closed).
  */
 int cli_mount_open(struct cli_fs *fs, const char *path);
+/* The same, saying nothing when @path is in no famfs mount (-ENOENT) */
+int cli_mount_find(struct cli_fs *fs, const char *path);
 void cli_fs_close(struct cli_fs *fs);
 /* One value of the daemon's <root>/.meta/.status; -ENOENT if absent. */
 int cli_mount_status(const char *root, const char *key, char *val,

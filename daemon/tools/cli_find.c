@@ -91,7 +91,7 @@ static int existing_dir(const char *path, char real[PATH_MAX])
 	return 0;
 }
 
-int cli_mount_open(struct cli_fs *fs, const char *path)
+int cli_mount_find(struct cli_fs *fs, const char *path)
 {
 	char real[PATH_MAX];
 
@@ -99,12 +99,19 @@ int cli_mount_open(struct cli_fs *fs, const char *path)
 	fs->dev.fd = -1;
 	if (existing_dir(path, real))
 		return -1;
-	if (famfs_mount_root(real, fs->root, sizeof(fs->root))) {
-		fprintf(stderr, "famfs: %s: not in a mounted famfs\n", path);
+	if (famfs_mount_root(real, fs->root, sizeof(fs->root)))
 		return -ENOENT;
-	}
 	fs->mounted = true;
 	return 0;
+}
+
+int cli_mount_open(struct cli_fs *fs, const char *path)
+{
+	int rc = cli_mount_find(fs, path);
+
+	if (rc == -ENOENT)
+		fprintf(stderr, "famfs: %s: not in a mounted famfs\n", path);
+	return rc;
 }
 
 static int open_mounted(struct cli_fs *fs, const char *path, bool rw)

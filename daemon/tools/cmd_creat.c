@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs creat: allocate and log files, optionally fill them with a pattern. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -288,6 +289,47 @@ void creat_args_free(struct creat_args *a)
 }
 
 /*
+ * @nf is there already (a directory when @is_dir, else of @size bytes):
+ * a file of the size asked is left alone, so creating scripts can be
+ * rerun. 0 to fill it, -1 after saying why not.
+ */
+static int creat_existing(const struct creat_args *a, const char *show,
+			  const struct newfile *nf, bool is_dir, uint64_t size)
+{
+	if (is_dir) {
+		fprintf(stderr, "famfs creat: %s exists and is a directory\n",
+			show);
+		return -1;
+	}
+	if (nf->f->size && nf->f->size != size) {
+		fprintf(stderr, "famfs creat: %s exists with size %llu, not %llu\n",
+			show, (unsigned long long)size,
+			(unsigned long long)nf->f->size);
+		return -1;
+	}
+	if (a->verbose)
+		printf("famfs creat: %s exists with the right size; leaving it\n",
+		       show);
+	return 0;
+}
+
+static int creat_needs_size(const char *show)
+{
+	fprintf(stderr, "famfs creat: %s: give a size > 0 with -s (famfs files are allocated when created)\n",
+		show);
+	return -1;
+}
+
+static void creat_said(const struct creat_args *a, const char *show,
+		       const struct newfile *nf)
+{
+	if (a->verbose)
+		printf("famfs creat: created %s (%llu bytes%s)\n", show,
+		       (unsigned long long)nf->f->size,
+		       a->il ? ", interleaved" : "");
+}
+
+/*
  * Log one file, or accept the one that is there with the right size.
  * Returns 0 when @nf is ready to be filled, -ENOSPC when no later file
  * can be made either, -1 for any other failure (said on stderr).
@@ -303,38 +345,61 @@ static int creat_one(const struct creat_args *a, struct cli_fs *fs,
 		return -1;
 	cli_show(fs, nf->rel, show, sizeof(show));
 	n = famfs_ns_resolve(w->ns, nf->rel);
-	if (n && n->is_dir) {
-		fprintf(stderr, "famfs creat: %s exists and is a directory\n",
-			show);
-		return -1;
-	}
-	if (n) {
-		if (nf->f->size && nf->f->size != n->size) {
-			fprintf(stderr, "famfs creat: %s exists with size %llu, not %llu\n",
-				show, (unsigned long long)n->size,
-				(unsigned long long)nf->f->size);
-			return -1;
-		}
-		if (a->verbose)
-			printf("famfs creat: %s exists with the right size; leaving it\n",
-			       show);
-		return 0;
-	}
-	if (!nf->f->size) {
-		fprintf(stderr, "famfs creat: %s: give a size > 0 with -s (famfs files are allocated when created)\n",
-			show);
-		return -1;
-	}
+	if (n)
+		return creat_existing(a, show, nf, n->is_dir, n->size);
+	if (!nf->f->size)
+		return creat_needs_size(show);
 	r = famfs_writer_creat(w, nf->rel, nf->f->size, a->own.mode,
 			       a->own.uid, a->own.gid, a->il, NULL);
 	if (r) {
 		fprintf(stderr, "famfs creat: %s: %s\n", show, famfs_errmsg());
 		return r == -ENOSPC ? -ENOSPC : -1;
 	}
-	if (a->verbose)
-		printf("famfs creat: created %s (%llu bytes%s)\n", show,
-		       (unsigned long long)nf->f->size,
-		       a->il ? ", interleaved" : "");
+	creat_said(a, show, nf);
+	return 0;
+}
+
+/*
+ * Make @nf through the mount: create it, reserve its memory (fallocate),
+ * set its owner and mode, close it; the daemon logs it then, with the log
+ * already replayed, so no file costs a replay. Returns as creat_one(), or
+ * 1 to make it through the log instead: the mount could not (another
+ * writer holds the log lock, a kernel where only it reaches the device,
+ * no room), and the log path waits for the lock or says exactly why.
+ */
+static int creat_by_mount(const struct creat_args *a, struct cli_fs *fs,
+			  struct newfile *nf)
+{
+	const char *path = nf->f->name;
+	char show[PATH_MAX + 96];
+	struct stat st;
+	int fd, err;
+
+	if (cli_relpath_new(fs, path, nf->rel))
+		return -1;
+	cli_show(fs, nf->rel, show, sizeof(show));
+	if (!nf->f->size)
+		return stat(path, &st) == 0 ?
+			       creat_existing(a, show, nf, S_ISDIR(st.st_mode),
+					      (uint64_t)st.st_size) :
+			       creat_needs_size(show);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		  a->own.mode & 0777);
+	if (fd < 0 && errno == EEXIST && stat(path, &st) == 0)
+		return creat_existing(a, show, nf, S_ISDIR(st.st_mode),
+				      (uint64_t)st.st_size);
+	if (fd < 0)
+		return 1;
+	err = posix_fallocate(fd, 0, (off_t)nf->f->size);
+	if (!err && (fchown(fd, a->own.uid, a->own.gid) < 0 ||
+		     fchmod(fd, a->own.mode) < 0))
+		err = errno;
+	/* A file whose memory could not be reserved is discarded here. */
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (err)
+		return 1;
+	creat_said(a, show, nf);
 	return 0;
 }
 
@@ -361,22 +426,69 @@ static unsigned int fill_and_end(const struct creat_args *a,
 	return failed;
 }
 
+/*
+ * The files a mounted master can make itself (contiguous ones), through
+ * the mount; *@done counts those handled. Returns the failures, or -1
+ * when none could be tried there.
+ */
+static int creat_all_by_mount(const struct creat_args *a, struct cli_fs *fs,
+			      struct newfile *files, unsigned int *done)
+{
+	unsigned int failed = 0, i;
+	int r = 1;
+
+	*done = 0;
+	if (a->device || a->il || cli_mount_find(fs, a->files[0].name))
+		return -1;
+	/* This host must be the master, whatever the mount's daemon is. */
+	cli_fs_close(fs);
+	if (cli_fs_open(fs, NULL, a->files[0].name, false))
+		return -1;
+	if (famfs_role(&fs->dev) != FAMFS_ROLE_MASTER) {
+		cli_fs_close(fs);
+		return -1;
+	}
+	for (i = 0; i < a->nfiles; i++) {
+		r = creat_by_mount(a, fs, &files[i]);
+		if (r > 0)
+			break; /* the rest go through the log */
+		files[i].ok = r == 0;
+		failed += r != 0;
+	}
+	*done = i;
+	return (int)failed;
+}
+
 int creat_run(const struct creat_args *a)
 {
 	struct newfile *files = calloc(a->nfiles, sizeof(*files));
-	unsigned int failed;
+	struct fillctx ctx = { .files = files };
+	unsigned int failed = 0, done = 0;
 	struct famfs_writer w;
 	struct cli_fs fs;
+	int r;
 
-	if (!files ||
-	    cli_writer_open(&fs, &w, a->device, a->files[0].name, "creat")) {
+	if (!files)
+		return CLI_FAIL;
+	for (unsigned int i = 0; i < a->nfiles; i++)
+		files[i].f = &a->files[i];
+	r = creat_all_by_mount(a, &fs, files, &done);
+	if (r >= 0 && done == a->nfiles) {
+		ctx.fs = &fs;
+		failed = (unsigned int)r +
+			 cli_parallel(cli_threads_or_cpus(a->threads),
+				      a->nfiles, fill_one, &ctx);
+		goto out;
+	}
+	if (r >= 0)
+		cli_fs_close(&fs);
+	if (cli_writer_open(&fs, &w, a->device, a->files[done].name,
+			    "creat")) {
 		free(files);
 		return CLI_FAIL;
 	}
-	for (unsigned int i = 0; i < a->nfiles; i++)
-		files[i].f = &a->files[i];
-	for (unsigned int i = 0; i < a->nfiles; i++) {
-		int r = creat_one(a, &fs, &w, &files[i]);
+	for (unsigned int i = done; i < a->nfiles; i++) {
+		r = creat_one(a, &fs, &w, &files[i]);
 
 		files[i].ok = r == 0;
 		/* Out of space or log: the rest would fail too. */
@@ -387,6 +499,7 @@ int creat_run(const struct creat_args *a)
 	for (unsigned int i = 0; i < a->nfiles; i++)
 		if (!files[i].ok)
 			failed++;
+out:
 	if (a->multi)
 		printf("famfs creat: %u of %u files created or present, %u failed\n",
 		       a->nfiles - failed, a->nfiles, failed);

@@ -20,4 +20,4 @@ case ${VM_DEBUG:-} in
 *) VM_TIMEOUT=${VM_TIMEOUT:-4800} ;;
 esac
 export FAMFS_KLINE VM_FULLTREE VM_EXTRA_CASES VM_TIMEOUT
-exec "$top/tests/vm/run.sh" "${1:-10-module,20-devdax,30-fuse-mount,40-famfs-mode,46-fsdev,48-openmapped,50-fmap,55-hardening,60-famfs,62-fused,65-lifecycle,67-restart,68-takeover,75-devgone,80-crosslink,85-openrace}"
+exec "$top/tests/vm/run.sh" "${1:-10-module,20-devdax,30-fuse-mount,40-famfs-mode,46-fsdev,48-openmapped,50-fmap,55-hardening,60-famfs,62-fused,63-create,65-lifecycle,67-restart,68-takeover,75-devgone,80-crosslink,85-openrace}"

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Creating through the master's mount. mkdir appends a MKDIR entry at
+ * once. A file made with creat(2)/open(O_CREAT) is "pending": the daemon
+ * reserves memory for it as its bytes arrive and serves it itself (it has
+ * no map the kernel could cache), and only at its last close does it
+ * become one FILE entry, with the size written and the extents it needs.
+ * Until then no other host sees it, and a daemon that dies leaves nothing
+ * in the log: the reservations live only in our allocation map.
+ *
+ * The log lock is held from the first creation until no file is pending,
+ * so no other writer can hand out the memory reserved here. It is tried,
+ * never waited for: the writer holding it may need us to serve it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fused.h"
+
+/* Nothing is cached of a pending file: it changes at every write. */
+#define PENDING_TIMEOUT 0.0
+
+struct fused_pending {
+	uint64_t ino;
+	uint64_t parent; /* its directory's inode */
+	char name[FAMFS_PATH_LEN];
+	char relpath[FAMFS_PATH_LEN];
+	uint32_t mode, uid, gid;
+	uint64_t size; /* bytes written (or set by truncate) */
+	struct famfs_omf_fmap fmap; /* reserved in fs->alloc */
+	unsigned int opens;
+	bool writing; /* open for writing: a second writer is refused */
+	/* why it will be freed, not logged, at its close (NULL: it will not) */
+	const char *lost;
+	struct fused_pending *next;
+};
+
+bool fused_is_pending(uint64_t ino)
+{
+	return ino >= FUSED_PENDING_INO_BASE;
+}
+
+struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino)
+{
+	for (struct fused_pending *p = fs->pending; p; p = p->next)
+		if (p->ino == ino)
+			return p;
+	return NULL;
+}
+
+static struct fused_pending *find_name(struct fused *fs, uint64_t parent,
+				       const char *name)
+{
+	for (struct fused_pending *p = fs->pending; p; p = p->next)
+		if (p->parent == parent && !strcmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+void fused_pending_attr(const struct fused_pending *p, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = p->ino;
+	st->st_mode = S_IFREG | p->mode;
+	st->st_nlink = 1;
+	st->st_uid = p->uid;
+	st->st_gid = p->gid;
+	st->st_size = (off_t)p->size;
+	st->st_blksize = 4096;
+	st->st_blocks = (blkcnt_t)(famfs_fmap_capacity(&p->fmap) / 512);
+}
+
+/* Answer a lookup of a pending file; false if @name is none. */
+bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
+			  const char *name)
+{
+	struct fused_pending *p = find_name(fs, parent, name);
+	struct fuse_entry_param e = { 0 };
+
+	if (!p)
+		return false;
+	e.ino = p->ino;
+	e.attr_timeout = e.entry_timeout = PENDING_TIMEOUT;
+	fused_pending_attr(p, &e.attr);
+	fuse_reply_entry(req, &e);
+	return true;
+}
+
+/* "dir/name" of a new entry in directory @dir. */
+static int new_relpath(const struct famfs_node *dir, const char *name,
+		       char rel[FAMFS_PATH_LEN])
+{
+	char tmp[FAMFS_PATH_LEN];
+	size_t len = strlen(name);
+
+	if (len >= FAMFS_PATH_LEN)
+		return -ENAMETOOLONG;
+	memcpy(rel, name, len + 1);
+	for (; dir && dir->parent; dir = dir->parent) {
+		size_t dl = strlen(dir->name);
+
+		if (dl + 1 + len >= FAMFS_PATH_LEN)
+			return -ENAMETOOLONG;
+		memcpy(tmp, rel, len + 1);
+		memcpy(rel, dir->name, dl);
+		rel[dl] = '/';
+		memcpy(rel + dl + 1, tmp, len + 1);
+		len += dl + 1;
+	}
+	return 0;
+}
+
+/* Take the log lock (unless held) with our namespace current under it. */
+static int writer_hold(struct fused *fs)
+{
+	int rc;
+
+	if (fs->writer.dev)
+		return 0;
+	rc = famfs_writer_lend(&fs->writer, &fs->dev, &fs->ns, &fs->alloc);
+	if (rc) {
+		fused_log(L_INFO, "creation through the mount refused: %s",
+			  famfs_errmsg());
+		return rc;
+	}
+	fused_refresh(fs);
+	rc = famfs_writer_ready(&fs->writer);
+	if (rc) {
+		fused_log(L_ERR, "creation through the mount refused: %s",
+			  famfs_errmsg());
+		famfs_writer_end(&fs->writer);
+	}
+	return rc;
+}
+
+/* Let the lock go once nothing pending needs it. */
+static void writer_drop(struct fused *fs)
+{
+	if (!fs->pending)
+		famfs_writer_end(&fs->writer);
+}
+
+/*
+ * What mkdir and create check first: a master that may write, a real
+ * directory, a name the log can hold that is free. 0, or the errno.
+ */
+static int check_new(fuse_req_t req, struct fused *fs, uint64_t parent,
+		     const char *name, char rel[FAMFS_PATH_LEN])
+{
+	const struct famfs_node *dir = famfs_ns_get(&fs->ns, parent);
+	int rc;
+
+	(void)req;
+	if (fs->readonly || fs->data_ro)
+		return EROFS;
+	if (fused_dev_lost(fs))
+		return EIO;
+	if (!dir)
+		return fused_is_meta(parent) ? EPERM : ENOENT;
+	if (!dir->is_dir)
+		return ENOTDIR;
+	rc = new_relpath(dir, name, rel);
+	if (rc) {
+		fused_log(L_INFO, "cannot create \"%s\": a path of the log holds at most %d bytes",
+			  name, FAMFS_PATH_LEN - 1);
+		return -rc;
+	}
+	if (famfs_ns_lookup(&fs->ns, dir, name) || find_name(fs, parent, name))
+		return EEXIST;
+	return 0;
+}
+
+/* The group of a new entry: a set-group-ID directory's, as ext4 does. */
+static uint32_t new_gid(struct fused *fs, uint64_t parent, fuse_req_t req)
+{
+	const struct famfs_node *dir = famfs_ns_get(&fs->ns, parent);
+
+	return dir && (dir->mode & S_ISGID) ? dir->gid :
+					      fuse_req_ctx(req)->gid;
+}
+
+void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		 mode_t mode)
+{
+	struct fused *fs = fuse_req_userdata(req);
+	const struct famfs_node *dir = famfs_ns_get(&fs->ns, parent);
+	struct fuse_entry_param e = { 0 };
+	char rel[FAMFS_PATH_LEN];
+	int rc = check_new(req, fs, parent, name, rel);
+
+	if (!rc && dir && (dir->mode & S_ISGID))
+		mode |= S_ISGID;
+	if (!rc)
+		rc = -writer_hold(fs);
+	if (rc) {
+		fuse_reply_err(req, rc);
+		return;
+	}
+	rc = famfs_writer_mkdir(&fs->writer, rel, mode & 07777,
+				fuse_req_ctx(req)->uid,
+				new_gid(fs, parent, req));
+	writer_drop(fs);
+	if (rc) {
+		fused_log(L_ERR, "mkdir %s: %s", rel, famfs_errmsg());
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fused_log(L_INFO, "mkdir %s: logged", rel);
+	e.ino = famfs_ns_resolve(&fs->ns, rel)->ino;
+	e.attr_timeout = e.entry_timeout = 10.0;
+	fused_node_attr(fs, famfs_ns_get(&fs->ns, e.ino), &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		  mode_t mode, struct fuse_file_info *fi)
+{
+	struct fused *fs = fuse_req_userdata(req);
+	uint64_t slots = famfs_log_slots(fs->dev.log_len);
+	struct fuse_entry_param e = { 0 };
+	struct fused_pending *p;
+	char rel[FAMFS_PATH_LEN];
+	int rc = check_new(req, fs, parent, name, rel);
+
+	/* Only the kernel reaches a device on fsdev_dax: no bytes for us. */
+	if (!rc && fs->meta_via_mount) {
+		fused_log(L_INFO, "create %s refused: the daemon cannot write the device's memory in this mode; use famfs cp", rel);
+		rc = EPERM;
+	}
+	/* Each pending file will take one entry: keep one for each. */
+	if (!rc && fs->ns.nindex + fs->npending >= slots)
+		rc = ENOSPC;
+	if (!rc)
+		rc = -writer_hold(fs);
+	/* what the entry will need of its name, checked before any byte */
+	if (!rc && famfs_writer_check_path(&fs->writer, rel)) {
+		fused_log(L_INFO, "create %s refused: %s", rel, famfs_errmsg());
+		rc = EINVAL;
+	}
+	p = rc ? NULL : calloc(1, sizeof(*p));
+	if (!rc && !p)
+		rc = ENOMEM;
+	if (rc) {
+		if (!fs->pending && fs->writer.dev)
+			writer_drop(fs);
+		fuse_reply_err(req, rc);
+		return;
+	}
+	p->ino = FUSED_PENDING_INO_BASE + fs->pending_seq++;
+	p->parent = parent;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	memcpy(p->relpath, rel, sizeof(rel));
+	p->mode = mode & 07777;
+	p->uid = fuse_req_ctx(req)->uid;
+	p->gid = new_gid(fs, parent, req);
+	p->fmap.ext_type = FAMFS_EXT_SIMPLE;
+	p->opens = 1;
+	p->writing = true;
+	p->next = fs->pending;
+	fs->pending = p;
+	fs->npending++;
+	e.ino = p->ino;
+	e.attr_timeout = e.entry_timeout = PENDING_TIMEOUT;
+	fused_pending_attr(p, &e.attr);
+	/* Every byte goes through us: no page cache to go stale. */
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	fused_log(L_DEBUG, "create %s: pending", rel);
+	fuse_reply_create(req, &e, fi);
+}
+
+int fused_pending_open(struct fused *fs, struct fused_pending *p,
+		       struct fuse_file_info *fi)
+{
+	bool wr = (fi->flags & O_ACCMODE) != O_RDONLY;
+
+	if (wr && p->writing)
+		return ETXTBSY;
+	if (fi->flags & O_TRUNC)
+		p->size = 0;
+	(void)fs;
+	p->opens++;
+	p->writing |= wr;
+	fi->direct_io = 1;
+	return 0;
+}
+
+/* Zeros over [@from, @to) of @p, which its map covers. */
+static int zero_range(struct fused *fs, struct fused_pending *p,
+		      uint64_t from, uint64_t to)
+{
+	static const char zeros[65536];
+	uint64_t cap = famfs_fmap_capacity(&p->fmap);
+
+	while (from < to) {
+		size_t n = to - from < sizeof(zeros) ? (size_t)(to - from) :
+						       sizeof(zeros);
+		ssize_t put = famfs_data_write(&fs->dev, &p->fmap, cap, from,
+					       zeros, n);
+
+		if (put <= 0)
+			return put < 0 ? (int)put : -EIO;
+		from += (uint64_t)put;
+	}
+	return 0;
+}
+
+/*
+ * Make @p hold @end bytes: reserve memory, and zero what lies between its
+ * old end and @from (a hole) so that no byte of the device's past shows.
+ */
+static int extend(struct fused *fs, struct fused_pending *p, uint64_t from,
+		  uint64_t end)
+{
+	int rc = famfs_alloc_grow(&fs->alloc, &p->fmap, end);
+
+	if (rc) {
+		fused_log(L_INFO, "%s: %s", p->relpath, famfs_errmsg());
+		/* A file cut short is no file: it goes at its close. */
+		p->lost = "a write found no room";
+		return rc;
+	}
+	if (from > p->size) {
+		rc = zero_range(fs, p, p->size, from);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
+			    const char *buf, size_t size, uint64_t off)
+{
+	ssize_t put;
+	int rc;
+
+	if (off + size < off)
+		return -EFBIG;
+	rc = extend(fs, p, off, off + size);
+	if (rc)
+		return rc;
+	put = famfs_data_write(&fs->dev, &p->fmap,
+			       famfs_fmap_capacity(&p->fmap), off, buf, size);
+	if (put > 0 && off + (uint64_t)put > p->size)
+		p->size = off + (uint64_t)put;
+	return put;
+}
+
+ssize_t fused_pending_read(struct fused *fs, struct fused_pending *p,
+			   char *buf, size_t size, uint64_t off)
+{
+	if (!p->size)
+		return 0;
+	return famfs_data_read(&fs->dev, &p->fmap, p->size, off, buf, size);
+}
+
+int fused_pending_resize(struct fused *fs, struct fused_pending *p,
+			 uint64_t size)
+{
+	int rc = 0;
+
+	if (size > p->size) {
+		rc = extend(fs, p, size, size);
+		if (!rc)
+			rc = zero_range(fs, p, p->size, size);
+	}
+	if (!rc)
+		p->size = size;
+	return rc;
+}
+
+int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
+			    bool keep_size, uint64_t end)
+{
+	if (keep_size)
+		return famfs_alloc_grow(&fs->alloc, &p->fmap, end);
+	return end > p->size ? fused_pending_resize(fs, p, end) : 0;
+}
+
+int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
+			  int to_set)
+{
+	/* The kernel checked who may (default_permissions). */
+	if (to_set & FUSE_SET_ATTR_MODE)
+		p->mode = attr->st_mode & 07777;
+	if (to_set & FUSE_SET_ATTR_UID)
+		p->uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		p->gid = attr->st_gid;
+	return 0;
+}
+
+/*
+ * Is task @pid dying of a signal? A task closes its files late in
+ * do_exit(), after PF_EXITING is set (field 9 of /proc/PID/stat) and its
+ * exit code (field 52) is known: a signal's number there, not exit()'s.
+ */
+static bool died_of_signal(pid_t pid)
+{
+	unsigned long long v, flags = 0, code = 0;
+	char path[64], buf[2048], *f;
+	FILE *st;
+	size_t n;
+	int i = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	st = pid > 0 ? fopen(path, "re") : NULL;
+	if (!st)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, st);
+	fclose(st);
+	buf[n] = '\0';
+	f = strrchr(buf, ')');
+	if (!f)
+		return false;
+	/* fields 3 (the state) onwards, after the command's name */
+	for (f = strtok(f + 1, " "); f; f = strtok(NULL, " "), i++) {
+		v = strtoull(f, NULL, 10);
+		if (i == 9)
+			flags = v;
+		if (i == 52)
+			code = v;
+	}
+	return (flags & 0x4 /* PF_EXITING */) && (code & 0x7f);
+}
+
+void fused_pending_flush(struct fused_pending *p, pid_t pid)
+{
+	/* A writer killed half way has not written a file: none is logged. */
+	if (!p->lost && died_of_signal(pid)) {
+		fused_log(L_INFO, "%s: its writer (pid %d) was killed",
+			  p->relpath, (int)pid);
+		p->lost = "its writer was killed";
+	}
+}
+
+static void unlink_pending(struct fused *fs, struct fused_pending *p)
+{
+	struct fused_pending **pp = &fs->pending;
+
+	while (*pp != p)
+		pp = &(*pp)->next;
+	*pp = p->next;
+	fs->npending--;
+}
+
+/* Log @p as one FILE entry; on failure give its memory back. */
+static void commit(struct fused *fs, struct fused_pending *p)
+{
+	uint64_t page_end = (p->size + 4095) & ~(uint64_t)4095;
+	int rc = 0;
+
+	if (p->lost) {
+		fused_log(L_NOTICE, "%s: discarded, not logged: %s", p->relpath,
+			  p->lost);
+		rc = -ENOSPC;
+		goto discard;
+	}
+	/* A file needs one unit of memory, even an empty one. */
+	if (!p->fmap.simple.nextents)
+		rc = famfs_alloc_grow(&fs->alloc, &p->fmap, 1);
+	/* A mapping of the last page shows all of it: no stale bytes. */
+	if (!rc && page_end > p->size)
+		rc = zero_range(fs, p, p->size, page_end);
+	if (!rc) {
+		famfs_alloc_trim(&fs->alloc, &p->fmap, p->size);
+		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
+					   p->mode, p->uid, p->gid, &p->fmap);
+	}
+	if (rc) {
+		fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",
+			  p->relpath, famfs_errmsg());
+discard:
+		for (uint32_t i = 0; i < p->fmap.simple.nextents; i++)
+			famfs_alloc_free(&fs->alloc, p->fmap.simple.se[i].offset,
+					 p->fmap.simple.se[i].len);
+	} else {
+		fused_log(L_INFO, "%s: logged, %llu bytes", p->relpath,
+			  (unsigned long long)p->size);
+	}
+}
+
+void fused_pending_release(struct fused *fs, struct fused_pending *p,
+			   struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		p->writing = false;
+	if (--p->opens)
+		return;
+	unlink_pending(fs, p);
+	commit(fs, p);
+	writer_drop(fs);
+	/*
+	 * The name now leads to the logged file. No invalidation is sent
+	 * (the kernel may hold the directory's lock while it waits for us):
+	 * the pending entry was never cached, so the next lookup finds the
+	 * logged file under its own inode.
+	 */
+	free(p);
+}

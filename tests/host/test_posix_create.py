@@ -1,0 +1,307 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Creation through the master's mount (daemon/fused/create.c): mkdir, and
+files made with open(O_CREAT) + write + close, which the log gets as one
+FILE entry at the last close. A client never sees a file half written; a
+daemon that dies before the close leaves nothing and no space lost."""
+import errno
+import fcntl
+import os
+import signal
+import subprocess
+import tarfile
+import time
+
+import pytest
+
+import famfs_host as fh
+
+
+def _data(n, seed):
+    return bytes((i * 131 + seed) & 0xff for i in range(n))
+
+
+def _logged(dev, n, timeout=5.0):
+    """The log holds @n entries. The kernel sends RELEASE after close(2)
+    has returned, so the entry of a file closed a moment ago is awaited."""
+    end = time.monotonic() + timeout
+    while fh.log_next_index(dev) < n and time.monotonic() < end:
+        time.sleep(0.01)
+    return fh.log_next_index(dev) == n
+
+
+def _fsck_clean(master, path):
+    p = master.famfs("fsck", path, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_mkdir_logs_a_directory(mnt, master):
+    before = fh.log_next_index(mnt.dev)
+    os.mkdir(os.path.join(mnt.mnt, "d"), 0o750)
+    os.makedirs(os.path.join(mnt.mnt, "d/e/f"))
+    assert fh.log_next_index(mnt.dev) == before + 3
+    st = os.stat(os.path.join(mnt.mnt, "d"))
+    assert oct(st.st_mode & 0o7777) == oct(0o750 & ~_umask())
+    assert os.path.isdir(os.path.join(mnt.mnt, "d/e/f"))
+    with pytest.raises(FileExistsError):
+        os.mkdir(os.path.join(mnt.mnt, "d"))
+    _fsck_clean(master, mnt.mnt)
+
+
+def _umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def test_a_written_file_is_logged_at_close(mnt, master):
+    path = os.path.join(mnt.mnt, "f")
+    data = _data(5 * (1 << 20) + 123, 7)
+    before = fh.log_next_index(mnt.dev)
+    with open(path, "wb") as f:
+        f.write(data[:4096])
+        f.flush()
+        # still being written: visible here, not yet in the log
+        assert fh.log_next_index(mnt.dev) == before
+        assert os.stat(path).st_size == 4096
+        f.write(data[4096:])
+    assert _logged(mnt.dev, before + 1)
+    assert os.stat(path).st_size == len(data)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    # one 6 MiB extent: the memory the size needs, no more
+    size, fmap = fh.file_entry(mnt.dev, os.stat(path).st_ino)
+    assert size == len(data)
+    assert fmap[0] == "simple"
+    assert [ln for _, _, ln in fmap[1]] == [6 << 20]
+    # the bytes are in the device, where the map says
+    assert fh.read_via_fmap(mnt.dev, fmap, size) == data
+    _fsck_clean(master, mnt.mnt)
+    # a logged file keeps its fixed size
+    with pytest.raises(OSError) as e:
+        os.truncate(path, 1)
+    assert e.value.errno == errno.EPERM
+
+
+def test_cp_tar_and_redirection_into_the_mount(mnt, master, tmp_path):
+    src = tmp_path / "src"
+    (src / "a/b").mkdir(parents=True)
+    for i in range(20):
+        (src / "a/b" / ("f%02d" % i)).write_bytes(_data(1000 * i + 1, i))
+    (src / "a/top").write_bytes(_data(3 << 20, 99))
+    os.chmod(src / "a/top", 0o640)
+    tarball = tmp_path / "t.tar"
+    with tarfile.open(tarball, "w") as t:
+        t.add(src / "a", arcname="a")
+    dst = os.path.join(mnt.mnt, "x")
+    os.mkdir(dst)
+    # as root, tar makes directories 0700 and fixes their modes at the
+    # end, which the log cannot express: what a user's tar does by default
+    subprocess.run(["tar", "-x", "-f", str(tarball), "-C", dst,
+                    "--no-same-owner", "--no-same-permissions"], check=True)
+    p = subprocess.run(["diff", "-r", str(src / "a"), dst + "/a"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    subprocess.run(["cp", "-a", str(src / "a/top"), mnt.mnt + "/top"],
+                   check=True)
+    st = os.stat(mnt.mnt + "/top")
+    assert st.st_mode & 0o7777 == 0o640
+    subprocess.run("echo hello > %s/hello" % mnt.mnt, shell=True, check=True)
+    with open(mnt.mnt + "/hello") as f:
+        assert f.read() == "hello\n"
+    _fsck_clean(master, mnt.mnt)
+
+
+def test_preallocation_and_holes_read_zeros(mnt, master):
+    path = os.path.join(mnt.mnt, "pre")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+    os.posix_fallocate(fd, 0, 8 << 20)
+    os.pwrite(fd, b"end", (8 << 20) - 3)
+    os.close(fd)
+    assert os.stat(path).st_size == 8 << 20
+    with open(path, "rb") as f:
+        body = f.read()
+    assert body[:-3] == bytes((8 << 20) - 3) and body[-3:] == b"end"
+    # truncate -s of a new file before its first write: the same
+    subprocess.run(["truncate", "-s", "3M", path + "2"], check=True)
+    assert os.stat(path + "2").st_size == 3 << 20
+    _fsck_clean(master, mnt.mnt)
+
+
+def test_limits_of_the_format_are_clean_errors(mnt, master):
+    long_name = "n" * 90
+    with pytest.raises(OSError) as e:
+        open(os.path.join(mnt.mnt, long_name), "wb").close()
+    assert e.value.errno == errno.ENAMETOOLONG
+    # a second writer of a file still being written is refused
+    path = os.path.join(mnt.mnt, "busy")
+    with open(path, "wb") as f:
+        f.write(b"x")
+        with pytest.raises(OSError) as e:
+            open(path, "r+b").close()
+        assert e.value.errno == errno.ETXTBSY
+    # a full device: ENOSPC, and the partial file is not logged
+    time.sleep(0.2)
+    before = fh.log_next_index(mnt.dev)
+    free = os.statvfs(mnt.mnt).f_bfree
+    with pytest.raises(OSError) as e:
+        with open(os.path.join(mnt.mnt, "huge"), "wb") as f:
+            chunk = bytes(1 << 20)
+            for _ in range(2048):
+                f.write(chunk)
+                f.flush()
+    assert e.value.errno == errno.ENOSPC
+    # a file cut short is never logged, and its memory is free again
+    time.sleep(0.2)
+    assert fh.log_next_index(mnt.dev) == before
+    assert not os.path.exists(os.path.join(mnt.mnt, "huge"))
+    assert "huge: discarded, not logged: a write found no room" in \
+        mnt.log_text()
+    assert os.statvfs(mnt.mnt).f_bfree == free
+    _fsck_clean(master, mnt.mnt)
+
+
+def test_a_client_never_sees_a_file_being_written(tmp_path, master, client,
+                                                  device, mounts, mnt):
+    cm = fh.Mount(client, device, str(tmp_path / "cmnt"),
+                  str(tmp_path / "fused-client.log"))
+    mounts.append(cm)
+    cm.mount()
+    path = os.path.join(mnt.mnt, "slow")
+    before = fh.log_next_index(mnt.dev)
+    with open(path, "wb") as f:
+        f.write(_data(1 << 20, 3))
+        f.flush()
+        assert not os.path.exists(os.path.join(cm.mnt, "slow"))
+    assert _logged(mnt.dev, before + 1)
+    with open(os.path.join(cm.mnt, "slow"), "rb") as f:
+        assert f.read() == _data(1 << 20, 3)
+    # the client cannot create
+    with pytest.raises(OSError) as e:
+        os.mkdir(os.path.join(cm.mnt, "nope"))
+    assert e.value.errno == errno.EROFS
+
+
+def test_a_daemon_killed_mid_write_leaves_nothing(mnt, master):
+    before = fh.log_next_index(mnt.dev)
+    free_before = os.statvfs(mnt.mnt).f_bfree
+    f = open(os.path.join(mnt.mnt, "torn"), "wb")
+    f.write(bytes(4 << 20))
+    f.flush()
+    assert os.statvfs(mnt.mnt).f_bfree == free_before - 2
+    os.kill(mnt.pid, signal.SIGKILL)
+    mnt.wait_daemon_exit()
+    try:
+        f.close()
+    except OSError:
+        pass  # the connection is gone
+    mnt.unmount()
+    assert fh.log_next_index(mnt.dev) == before
+    mnt.mount()
+    assert not os.path.exists(os.path.join(mnt.mnt, "torn"))
+    assert os.statvfs(mnt.mnt).f_bfree == free_before
+    _fsck_clean(master, mnt.mnt)
+
+
+def _writer(path, end):
+    """A child that writes 3 MiB to @path, then ends as @end says:
+    "kill" (SIGKILL to itself, the file still open) or "exit" (exit(0)
+    without closing it)."""
+    code = ("import os, signal\n"
+            "fd = os.open(%r, os.O_CREAT | os.O_WRONLY, 0o644)\n"
+            "os.write(fd, bytes(3 << 20))\n"
+            "if %r == 'kill':\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n"
+            "os._exit(0)\n") % (path, end)
+    return subprocess.run(["/usr/bin/python3", "-c", code]).returncode
+
+
+def test_a_killed_writer_leaves_nothing(mnt, master):
+    before = fh.log_next_index(mnt.dev)
+    free = os.statvfs(mnt.mnt).f_bfree
+    assert _writer(os.path.join(mnt.mnt, "killed"), "kill") == -9
+    time.sleep(0.3)
+    assert fh.log_next_index(mnt.dev) == before
+    assert not os.path.exists(os.path.join(mnt.mnt, "killed"))
+    assert os.statvfs(mnt.mnt).f_bfree == free
+    assert "killed: discarded, not logged: its writer was killed" in \
+        mnt.log_text()
+    # one that exits without closing has written its file: logged
+    assert _writer(os.path.join(mnt.mnt, "exited"), "exit") == 0
+    assert _logged(mnt.dev, before + 1)
+    assert os.stat(os.path.join(mnt.mnt, "exited")).st_size == 3 << 20
+    _fsck_clean(master, mnt.mnt)
+
+
+def test_famfs_creat_goes_through_the_mount(mnt, master):
+    """On a mounted master, famfs creat makes contiguous files through the
+    mount (create + fallocate + close): the daemon logs them, with no
+    replay of the log by the CLI. Interleaved ones still go through the
+    log, and both kinds read back their pattern."""
+    m = mnt.mnt
+    master.famfs("creat", "-s", "3m", "-r", "-S", "4", "-m", "0640",
+                 os.path.join(m, "viamount"))
+    assert "viamount: logged, 3145728 bytes" in mnt.log_text()
+    st = os.stat(os.path.join(m, "viamount"))
+    assert st.st_size == 3 << 20 and st.st_mode & 0o7777 == 0o640
+    master.famfs("verify", "-S", "4", "-f", os.path.join(m, "viamount"))
+    master.famfs("creat", "-N", "2", "-s", "8m", os.path.join(m, "striped"))
+    assert "striped: logged" not in mnt.log_text()
+    assert fh.file_entry(mnt.dev, os.stat(os.path.join(m, "striped"))
+                         .st_ino)[1][0] == "interleave"
+    # rerun: the file of the right size is left alone; another size fails
+    master.famfs("creat", "-s", "3m", os.path.join(m, "viamount"))
+    p = master.famfs("creat", "-s", "4m", os.path.join(m, "viamount"),
+                     check=False)
+    assert p.returncode == 1 and "exists with size" in p.stderr
+    # what the mount cannot do, the log path says: no such directory
+    p = master.famfs("creat", "-s", "2m", os.path.join(m, "nodir/f"),
+                     check=False)
+    assert p.returncode == 1 and "does not exist" in p.stderr
+    _fsck_clean(master, m)
+
+
+def test_the_cli_waits_while_files_are_pending(mnt, master):
+    """One writer per device: while a file is being written through the
+    mount the daemon holds the log lock. famfs creat of a contiguous file
+    goes through the same daemon and works; what writes the log itself
+    (mkdir, an interleaved creat) waits for the lock and says whose it is."""
+    env = dict(master.env, FAMFS_LOCK_TIMEOUT="1")
+    with open(os.path.join(mnt.mnt, "p"), "wb") as f:
+        f.write(b"x")
+        f.flush()
+        fh.run([fh.FAMFS, "creat", "-s", "2m", os.path.join(mnt.mnt, "q")],
+               env=env)
+        for cmd in (["mkdir", os.path.join(mnt.mnt, "dd")],
+                    ["creat", "-N", "2", "-s", "4m",
+                     os.path.join(mnt.mnt, "il")]):
+            p = fh.run([fh.FAMFS] + cmd, env=env, check=False)
+            assert p.returncode == 1, p.stderr
+            assert "log lock" in p.stderr and "famfs-fused" in p.stderr
+    master.famfs("mkdir", os.path.join(mnt.mnt, "dd"))
+    _fsck_clean(master, mnt.mnt)
+
+
+def test_creation_while_another_writer_holds_the_lock(mnt, master,
+                                                      device):
+    """The daemon never waits for the log lock (the writer holding it may
+    need the daemon to serve it): mkdir and create fail with EBUSY while
+    another writer holds it, and work once it is free."""
+    st = os.stat(device)
+    name = "/run/famfs/lock/f%d:%d-%d" % (os.major(st.st_dev),
+                                         os.minor(st.st_dev), st.st_ino)
+    fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(OSError) as e:
+            os.mkdir(os.path.join(mnt.mnt, "later"))
+        assert e.value.errno == errno.EBUSY
+        with pytest.raises(OSError) as e:
+            open(os.path.join(mnt.mnt, "later-f"), "wb").close()
+        assert e.value.errno == errno.EBUSY
+        assert "being written by" in mnt.log_text()
+    finally:
+        os.close(fd)
+    os.mkdir(os.path.join(mnt.mnt, "later"))
+    open(os.path.join(mnt.mnt, "later-f"), "wb").close()
+    assert os.stat(os.path.join(mnt.mnt, "later-f")).st_size == 0
+    _fsck_clean(master, mnt.mnt)
