@@ -34,6 +34,13 @@ struct fused_pending {
 	struct famfs_omf_fmap fmap; /* reserved in fs->alloc */
 	unsigned int opens;
 	bool writing; /* open for writing: a second writer is refused */
+	/*
+	 * Made by a user other than root: memory it reserves is zeroed, as
+	 * it may hold what the device held before. Root (famfs creat) can
+	 * read the device anyway, and gets preallocation as famfs creat -s
+	 * always gave it, without a pass over the memory.
+	 */
+	bool scrub;
 	/* why it will be freed, not logged, at its close (NULL: it will not) */
 	const char *lost;
 	struct fused_pending *next;
@@ -256,6 +263,7 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	memcpy(p->relpath, rel, sizeof(rel));
 	p->mode = mode & 07777;
 	p->uid = fuse_req_ctx(req)->uid;
+	p->scrub = p->uid != 0;
 	p->gid = new_gid(fs, parent, req);
 	p->fmap.ext_type = FAMFS_EXT_SIMPLE;
 	p->opens = 1;
@@ -293,28 +301,11 @@ int fused_pending_open(struct fused *fs, struct fused_pending *p,
 static int zero_range(struct fused *fs, struct fused_pending *p,
 		      uint64_t from, uint64_t to)
 {
-	static const char zeros[65536];
-	uint64_t cap = famfs_fmap_capacity(&p->fmap);
-
-	while (from < to) {
-		size_t n = to - from < sizeof(zeros) ? (size_t)(to - from) :
-						       sizeof(zeros);
-		ssize_t put = famfs_data_write(&fs->dev, &p->fmap, cap, from,
-					       zeros, n);
-
-		if (put <= 0)
-			return put < 0 ? (int)put : -EIO;
-		from += (uint64_t)put;
-	}
-	return 0;
+	return famfs_data_zero(&fs->dev, &p->fmap, from, to);
 }
 
-/*
- * Make @p hold @end bytes: reserve memory, and zero what lies between its
- * old end and @from (a hole) so that no byte of the device's past shows.
- */
-static int extend(struct fused *fs, struct fused_pending *p, uint64_t from,
-		  uint64_t end)
+/* Reserve memory for @end bytes of @p. */
+static int extend(struct fused *fs, struct fused_pending *p, uint64_t end)
 {
 	int rc = famfs_alloc_grow(&fs->alloc, &p->fmap, end);
 
@@ -322,14 +313,8 @@ static int extend(struct fused *fs, struct fused_pending *p, uint64_t from,
 		fused_log(L_INFO, "%s: %s", p->relpath, famfs_errmsg());
 		/* A file cut short is no file: it goes at its close. */
 		p->lost = "a write found no room";
-		return rc;
 	}
-	if (from > p->size) {
-		rc = zero_range(fs, p, p->size, from);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return rc;
 }
 
 ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
@@ -340,7 +325,10 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 
 	if (off + size < off)
 		return -EFBIG;
-	rc = extend(fs, p, off, off + size);
+	rc = extend(fs, p, off + size);
+	/* A hole reads as zeros, never as what the device held. */
+	if (!rc && off > p->size)
+		rc = zero_range(fs, p, p->size, off);
 	if (rc)
 		return rc;
 	put = famfs_data_write(&fs->dev, &p->fmap,
@@ -364,8 +352,8 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 	int rc = 0;
 
 	if (size > p->size) {
-		rc = extend(fs, p, size, size);
-		if (!rc)
+		rc = extend(fs, p, size);
+		if (!rc && p->scrub)
 			rc = zero_range(fs, p, p->size, size);
 	}
 	if (!rc)
@@ -377,7 +365,7 @@ int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 			    bool keep_size, uint64_t end)
 {
 	if (keep_size)
-		return famfs_alloc_grow(&fs->alloc, &p->fmap, end);
+		return extend(fs, p, end);
 	return end > p->size ? fused_pending_resize(fs, p, end) : 0;
 }
 

@@ -70,3 +70,28 @@ ssize_t famfs_data_write(const struct famfs_dev *dev,
 {
 	return data_rw(dev, fm, size, off, (void *)buf, len, true);
 }
+
+int famfs_data_zero(const struct famfs_dev *dev,
+		    const struct famfs_omf_fmap *fm, uint64_t from,
+		    uint64_t to)
+{
+	uint64_t dev_off, contig;
+	int rc;
+
+	if (!dev->base || !dev->writable)
+		return famfs_fail(EROFS, "%s: the device memory is not writable here",
+				  dev->path);
+	while (from < to) {
+		rc = famfs_fmap_resolve(fm, from, &dev_off, &contig);
+		if (rc)
+			return rc;
+		if (contig > to - from)
+			contig = to - from;
+		if (famfs_range_exceeds(dev_off, contig, dev->size))
+			return famfs_fail(EIO, "fmap points outside the device");
+		memset(dev->base + dev_off, 0, (size_t)contig);
+		famfs_dev_flush(dev, dev->base + dev_off, (size_t)contig);
+		from += contig;
+	}
+	return 0;
+}

@@ -340,6 +340,13 @@ ssize_t famfs_data_read(const struct famfs_dev *dev,
 ssize_t famfs_data_write(const struct famfs_dev *dev,
 			 const struct famfs_omf_fmap *fm, uint64_t size,
 			 uint64_t off, const void *buf, size_t len);
+/*
+ * Zeros over [@from, @to) of a file (inside its map): one memset and one
+ * flush per contiguous run, for memory a file gets before it is written.
+ */
+int famfs_data_zero(const struct famfs_dev *dev,
+		    const struct famfs_omf_fmap *fm, uint64_t from,
+		    uint64_t to);
 
 /* ---- roles --------------------------------------------------------------- */
 

@@ -7,8 +7,10 @@ import errno
 import fcntl
 import os
 import signal
+import shutil
 import subprocess
 import tarfile
+import tempfile
 import time
 
 import pytest
@@ -208,7 +210,7 @@ def _writer(path, end):
     without closing it)."""
     code = ("import os, signal\n"
             "fd = os.open(%r, os.O_CREAT | os.O_WRONLY, 0o644)\n"
-            "os.write(fd, bytes(3 << 20))\n"
+            "os.write(fd, b'\\xab' * (3 << 20))\n"
             "if %r == 'kill':\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n"
             "os._exit(0)\n") % (path, end)
@@ -305,3 +307,66 @@ def test_creation_while_another_writer_holds_the_lock(mnt, master,
     open(os.path.join(mnt.mnt, "later-f"), "wb").close()
     assert os.stat(os.path.join(mnt.mnt, "later-f")).st_size == 0
     _fsck_clean(master, mnt.mnt)
+
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def world_mnt(master, mounts):
+    """A master mount every user can reach (pytest's tmp is root's 0700),
+    with a directory the unprivileged user may create in."""
+    d = tempfile.mkdtemp(prefix="famfs-posix-", dir="/tmp")
+    os.chmod(d, 0o755)
+    dev = os.path.join(d, "famfs.img")
+    fh.mkfs(master, dev, 256 << 20)
+    m = fh.Mount(master, dev, os.path.join(d, "mnt"),
+                 os.path.join(d, "fused.log"))
+    mounts.append(m)
+    m.mount()
+    old = os.umask(0)
+    try:
+        os.mkdir(os.path.join(m.mnt, "pub"), 0o1777)
+    finally:
+        os.umask(old)
+    yield m
+    m.unmount()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _as_user(code):
+    return subprocess.run(["setpriv", "--reuid=%d" % NOBODY,
+                           "--regid=%d" % NOBODY, "--clear-groups",
+                           "/usr/bin/python3", "-c", code],
+                          capture_output=True, text=True)
+
+
+def test_a_users_file_never_shows_what_the_device_held(world_mnt, master):
+    """Memory a discarded file wrote is free again, with its bytes still
+    in it: a user's preallocation there reads zeros (root's, like famfs
+    creat -s, is not scrubbed: root can read the device anyway). A user
+    owns the files they make and cannot give them to root."""
+    m = world_mnt.mnt
+    assert _writer(os.path.join(m, "junk"), "kill") == -9
+    time.sleep(0.3)
+    assert not os.path.exists(os.path.join(m, "junk"))
+    p = _as_user("import os\n"
+                 "fd = os.open(%r, os.O_CREAT | os.O_RDWR, 0o600)\n"
+                 "os.posix_fallocate(fd, 0, 3 << 20)\n"
+                 "assert os.pread(fd, 3 << 20, 0) == bytes(3 << 20)\n"
+                 "try:\n"
+                 "    os.fchown(fd, 0, 0)\n"
+                 "    raise SystemExit('chown to root worked')\n"
+                 "except PermissionError:\n"
+                 "    pass\n"
+                 "os.close(fd)\n" % os.path.join(m, "pub/u"))
+    assert p.returncode == 0, p.stderr
+    time.sleep(0.3)
+    st = os.stat(os.path.join(m, "pub/u"))
+    assert (st.st_uid, st.st_gid, st.st_size) == (NOBODY, NOBODY, 3 << 20)
+    with open(os.path.join(m, "pub/u"), "rb") as f:
+        assert f.read() == bytes(3 << 20)
+    # the user cannot create where the directory's mode says no
+    p = _as_user("open(%r, 'wb')" % os.path.join(m, "rootonly"))
+    assert p.returncode != 0 and "Permission denied" in p.stderr
+    _fsck_clean(master, m)
