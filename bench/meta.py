@@ -13,6 +13,12 @@ bench/report.py:
                BATCH files (one log replay, then an append per file).
   meta_replay  libfamfs replaying a full default log (8 MiB, every slot
                used), by famfs-bench-replay.
+  meta_tar     files per second of `tar -x` of TAR_FILES small files into
+               the master's mount (each logged at its close by the
+               daemon) against the same into tmpfs, in interleaved rounds.
+  meta_cp      MiB/s of `cp` of a CP_MIB MiB file into the mount against
+               the same into tmpfs (interleaved; the tmpfs copy is
+               removed after each round, the famfs one cannot be).
   meta_mount   mount.famfs of a famfs with a full log against one with a
                one-entry log, until a stat of the last logged file
                succeeds, as a client host would (interleaved).
@@ -39,6 +45,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
 PER_ROUND = 10          # files per side per round
 BATCH = 1000            # files per batch creat
 BATCH_PASSES = 5
+TAR_FILES = 200         # small files per tar -x
+CP_MIB = 256            # the file cp copies
+CP_ROUNDS = 5
 LOG_SLOTS = 15420       # a default (8 MiB) log
 DIRS = 128              # the full log: 128 directories, files in them
 MiB = 1 << 20
@@ -123,6 +132,78 @@ def bench_creat(empty, full, raw):
            full_ratio_max=full_vs_empty[2])
 
 
+def alternate(rounds, sides):
+    """@rounds rounds of every side of @sides (name -> fn(round) giving
+    seconds), in turn (A B, then B A); seconds per side and round."""
+    names = list(sides)
+    t = {n: [] for n in names}
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            t[name].append(sides[name](r))
+    return t
+
+
+def bench_tar(work, m, raw):
+    """tar -x of TAR_FILES files of 1 to 16 KiB into the mount and tmpfs."""
+    src = os.path.join(work, "tarsrc")
+    os.makedirs(os.path.join(src, "t/sub"))
+    for i in range(TAR_FILES):
+        with open(os.path.join(src, "t/sub" if i % 2 else "t",
+                               "f%03d" % i), "wb") as f:
+            f.write(os.urandom(1024 * (1 + i % 16)))
+    tarball = os.path.join(work, "t.tar")
+    run("tar", "-C", src, "-cf", tarball, "t")
+
+    def side(root):
+        def one(r):
+            d = os.path.join(root, "tar%d" % r)
+            os.mkdir(d)
+            return timed("tar", "-x", "-f", tarball, "-C", d,
+                         "--no-same-owner", "--no-same-permissions")
+        return one
+    t = alternate(ROUNDS, {"famfs": side(m.mnt), "raw": side(raw)})
+    ratio = spread(r / f for f, r in zip(t["famfs"], t["raw"]))
+    result("meta_tar", files=TAR_FILES, rounds=ROUNDS,
+           famfs_files_per_s=TAR_FILES / statistics.median(t["famfs"]),
+           raw_files_per_s=TAR_FILES / statistics.median(t["raw"]),
+           ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
+
+
+def bench_cp(work, raw):
+    """cp of a CP_MIB MiB file into the mount and into tmpfs. The famfs
+    side gets an image of its own, written through once: a device's memory
+    is there before a file uses it, where a sparse image's pages would be
+    allocated by the copy's first touch (tmpfs allocates its own pages in
+    the kernel as it copies)."""
+    src = os.path.join(work, "cpsrc")
+    with open(src, "wb") as f:
+        for _ in range(CP_MIB):
+            f.write(os.urandom(MiB))
+    img = os.path.join(work, "cp.img")
+    with open(img, "wb") as f:
+        for _ in range(CP_MIB * CP_ROUNDS + 64):
+            f.write(bytes(MiB))
+    run(MKFS, "-f", img)
+    m = Mount(work, img, "cp")
+    m.mount()
+
+    def famfs_side(r):
+        return timed("cp", src, os.path.join(m.mnt, "cp%d" % r))
+
+    def raw_side(r):
+        dst = os.path.join(raw, "cp%d" % r)
+        t = timed("cp", src, dst)
+        os.unlink(dst)
+        return t
+    t = alternate(CP_ROUNDS, {"famfs": famfs_side, "raw": raw_side})
+    m.umount()
+    ratio = spread(r / f for f, r in zip(t["famfs"], t["raw"]))
+    result("meta_cp", mib=CP_MIB, rounds=CP_ROUNDS,
+           famfs_mibs=CP_MIB / statistics.median(t["famfs"]),
+           raw_mibs=CP_MIB / statistics.median(t["raw"]),
+           ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
+
+
 def bench_batch(m):
     rates = []
     for p in range(BATCH_PASSES):
@@ -183,6 +264,8 @@ def main():
             m.mount()
         bench_creat(empty, full, raw)
         bench_batch(empty)
+        bench_tar(work, empty, raw)
+        bench_cp(work, raw)
         for m in (empty, full):
             m.umount()
 

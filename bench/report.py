@@ -246,6 +246,19 @@ def rows(g):
             ratio("meta_creat", "full_ratio"),
             "%.0f vs %.0f files/s" % (g["meta_creat"]["full_files_per_s"],
                                       g["meta_creat"]["empty_files_per_s"]))),
+        ("meta_tar", lambda: (
+            "tar -x of %d small files into the mount / into tmpfs"
+            % g["meta_tar"]["files"],
+            ratio("meta_tar", "ratio"),
+            "%.0f vs %.0f files/s (fallback mode, this host)" % (
+                g["meta_tar"]["famfs_files_per_s"],
+                g["meta_tar"]["raw_files_per_s"]))),
+        ("meta_cp", lambda: (
+            "cp of a %d MiB file into the mount / into tmpfs"
+            % g["meta_cp"]["mib"],
+            ratio("meta_cp", "ratio"),
+            "%.0f vs %.0f MiB/s (fallback mode, this host)" % (
+                g["meta_cp"]["famfs_mibs"], g["meta_cp"]["raw_mibs"]))),
         ("meta_batch", lambda: (
             "famfs creat -M, %d files in one run" % g["meta_batch"]["files"],
             None, "%.0f files/s (min %.0f, max %.0f)" % (
@@ -350,7 +363,8 @@ def main():
     out = sys.argv[1]
     g = parse(out)
     table = rows(g)
-    expected = ["meta_creat", "meta_batch", "meta_replay", "meta_mount",
+    expected = ["meta_creat", "meta_batch", "meta_tar", "meta_cp",
+                "meta_replay", "meta_mount",
                 "fallback", "restart"]
     for _, pre, _ in KLINES:
         expected += [pre + k for k in ("setup", "seq", "a64", "mmap_touch",
