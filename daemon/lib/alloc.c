@@ -125,6 +125,16 @@ static int check_fits(const struct famfs_alloc *a, uint64_t size)
 	return 0;
 }
 
+/* -ENOSPC, saying how much is free: no run of @n free units */
+static int no_run(const struct famfs_alloc *a, uint64_t n)
+{
+	return famfs_fail(ENOSPC, "no free run of %llu bytes on the device (%llu of %llu bytes free)",
+			  (unsigned long long)(n * a->alloc_unit),
+			  (unsigned long long)((a->nunits - a->used) *
+					       a->alloc_unit),
+			  (unsigned long long)(a->nunits * a->alloc_unit));
+}
+
 int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		       struct famfs_omf_fmap *out)
 {
@@ -135,11 +145,7 @@ int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		return -EFBIG;
 	first = find_run(a, n, 0, a->nunits);
 	if (first < 0)
-		return famfs_fail(ENOSPC, "no free run of %llu bytes on the device (%llu of %llu bytes free)",
-				  (unsigned long long)(n * a->alloc_unit),
-				  (unsigned long long)((a->nunits - a->used) *
-						       a->alloc_unit),
-				  (unsigned long long)(a->nunits * a->alloc_unit));
+		return no_run(a, n);
 	set_units(a, (uint64_t)first, n);
 	memset(out, 0, sizeof(*out));
 	out->ext_type = FAMFS_EXT_SIMPLE;
@@ -202,11 +208,7 @@ int famfs_alloc_grow(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
 		first = find_run(a, n, 0, a->nunits);
 	}
 	if (first < 0)
-		return famfs_fail(ENOSPC, "no free run of %llu bytes on the device (%llu of %llu bytes free)",
-				  (unsigned long long)(n * a->alloc_unit),
-				  (unsigned long long)((a->nunits - a->used) *
-						       a->alloc_unit),
-				  (unsigned long long)(a->nunits * a->alloc_unit));
+		return no_run(a, n);
 	set_units(a, (uint64_t)first, want);
 	fm->simple.se[fm->simple.nextents].offset =
 		(uint64_t)first * a->alloc_unit;
