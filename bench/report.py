@@ -259,6 +259,21 @@ def rows(g):
             ratio("meta_cp", "ratio"),
             "%.0f vs %.0f MiB/s (fallback mode, this host)" % (
                 g["meta_cp"]["famfs_mibs"], g["meta_cp"]["raw_mibs"]))),
+        ("vm_posix_tar", lambda: (
+            "guest, famfs mode (6.12): tar -x of %d small files, mount / "
+            "/tmp" % g["vm_posix_tar"]["files"],
+            ratio("vm_posix_tar", "ratio"),
+            "%.0f vs %.0f files/s (median of %d rounds)" % (
+                g["vm_posix_tar"]["famfs_files_per_s"],
+                g["vm_posix_tar"]["tmp_files_per_s"],
+                g["vm_posix_tar"]["rounds"]))),
+        ("vm_posix_cp", lambda: (
+            "guest, famfs mode (6.12): cp of a %d MiB file, mount / /tmp"
+            % g["vm_posix_cp"]["mib"],
+            ratio("vm_posix_cp", "ratio"),
+            "%.1f vs %.1f MiB/s (median of %d rounds)" % (
+                g["vm_posix_cp"]["famfs_mibs"], g["vm_posix_cp"]["tmp_mibs"],
+                g["vm_posix_cp"]["rounds"]))),
         ("meta_batch", lambda: (
             "famfs creat -M, %d files in one run" % g["meta_batch"]["files"],
             None, "%.0f files/s (min %.0f, max %.0f)" % (
@@ -372,6 +387,7 @@ def main():
     expected += ["vm_fallback_devdax", "vm73_fallback_devdax",
                  "vm_fallback_famfs_dax",  # famfs_dax: 6.12 only
                  "vm_fallback_devdax_memcpy", "vm73_fallback_devdax_memcpy",
+                "vm_posix_tar", "vm_posix_cp",  # create: 6.12 only
                  "vm_fallback_famfs_dax_memcpy"]
     missing = [e for e in expected if e not in g]
     text = render(table)

@@ -15,7 +15,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
-plan 6.12=19 7.3=15
+plan 6.12=21 7.3=15
 bench() { report "# bench: $*"; }
 requests() { sed -n 's/^requests=//p' $S; }
 
@@ -135,4 +135,63 @@ t "bench: famfs on dax1.0 (device_dax) with a $FB_MIB MiB file" sh -c "
 	mkfs.famfs -f /dev/dax1.0 && famfs -D /dev/dax1.0 creat -s ${FB_MIB}m -r -S 5 /fb"
 fallback_side devdax /dev/dax1.0 /mnt/fb fb
 [ "$fsdrv" != famfs_dax ] || fallback_side famfs_dax /dev/dax0.0 /mnt/cli bench
+# Creation through the master's mount (6.12: on 7.3 only the kernel
+# reaches fsdev_dax memory and create is refused): tar -x of POSIX_FILES
+# small files and cp of a POSIX_CP_MIB MiB file into the mount (each file
+# served by the daemon while written, logged at its close) and into the
+# guest's /tmp, the two sides alternating; a round's ratio is /tmp time /
+# famfs time (famfs speed as a fraction of /tmp's). The tar holds files
+# only: a directory's mode, which tar sets after its files, cannot change
+# once it is logged.
+POSIX_FILES=100 POSIX_CP_MIB=64 POSIX_ROUNDS=3
+# posix_time DIR: seconds of the tar -x and of the cp into DIR
+posix_time() {
+	local t0 t1 t2
+	mkdir -p "$1/t" && t0=$(fvt now) &&
+		tar -x -f /tmp/posix.tar -C "$1/t" && t1=$(fvt now) &&
+		cp /tmp/posix.src "$1/c" && t2=$(fvt now) &&
+		echo "$t0 $t1 $t2" | awk '{ printf "%.6f %.6f\n", $2 - $1, $3 - $2 }'
+}
+posix_rounds() {
+	local i=0 f t
+	: >/tmp/posix.rounds
+	while [ $i -lt $POSIX_ROUNDS ]; do
+		if [ $((i % 2)) = 0 ]; then
+			f=$(posix_time $M/p$i) && t=$(posix_time /tmp/p$i) || return 1
+		else
+			t=$(posix_time /tmp/p$i) && f=$(posix_time $M/p$i) || return 1
+		fi
+		echo "round $i: famfs $f s, /tmp $t s"
+		echo "$f $t" >>/tmp/posix.rounds
+		rm -rf /tmp/p$i
+		i=$((i + 1))
+	done
+	awk -v n=$POSIX_FILES -v mib=$POSIX_CP_MIB '
+		function med(a, k,  i, j, x) {
+			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+				if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+			return a[int((k + 1) / 2)]
+		}
+		{ tr[NR] = $3 / $1; cr[NR] = $4 / $2; tf[NR] = $1; tt[NR] = $3
+		  cf[NR] = $2; ct[NR] = $4 }
+		END {
+			t = med(tr, NR); c = med(cr, NR)
+			printf "RESULT vm_posix_tar files=%d rounds=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f famfs_files_per_s=%.0f tmp_files_per_s=%.0f\n",
+				n, NR, t, tr[1], tr[NR], n / med(tf, NR), n / med(tt, NR)
+			printf "RESULT vm_posix_cp mib=%d rounds=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f famfs_mibs=%.1f tmp_mibs=%.1f\n",
+				mib, NR, c, cr[1], cr[NR], mib / med(cf, NR), mib / med(ct, NR)
+		}' /tmp/posix.rounds >/tmp/posix.result
+}
+if [ "$KLINE" = 6.12 ]; then
+	t "bench: $POSIX_FILES small files in a tar, a $POSIX_CP_MIB MiB file" sh -c "
+		mkdir -p /tmp/posix/d && i=0 &&
+		while [ \$i -lt $POSIX_FILES ]; do
+			dd if=/dev/urandom of=/tmp/posix/d/f\$i bs=1k count=\$((1 + i % 16)) 2>/dev/null
+			i=\$((i + 1))
+		done &&
+		tar -c -f /tmp/posix.tar -C /tmp/posix/d \$(cd /tmp/posix/d && ls) &&
+		dd if=/dev/urandom of=/tmp/posix.src bs=1M count=$POSIX_CP_MIB 2>/dev/null"
+	t "bench: tar -x and cp into the mount against /tmp, $POSIX_ROUNDS rounds" posix_rounds
+	while read -r l; do bench "$l"; done </tmp/posix.result
+fi
 t "bench: unmount" umount $M
