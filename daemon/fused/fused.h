@@ -27,7 +27,7 @@
 #define FUSED_META_STATUS_INO (FUSED_META_DIR_INO + 3)
 
 /* Files being written through the mount (create.c), above those */
-#define FUSED_PENDING_INO_BASE (1ULL << 41)
+#define FUSED_PENDING_INO_BASE FAMFS_PENDING_INO_BASE
 
 #define FUSED_META_DIR ".meta"
 #define FUSED_META_SB ".superblock"

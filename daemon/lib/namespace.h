@@ -10,6 +10,12 @@
 #include "libfamfs.h"
 
 #define FAMFS_ROOT_INO 1
+/*
+ * A mount's daemon numbers a file being written through the mount, not
+ * yet in the log, from here up (famfs-fused's create.c); famfs creat
+ * waits until the name it made leads below it: logged.
+ */
+#define FAMFS_PENDING_INO_BASE (1ULL << 41)
 
 struct famfs_node {
 	uint64_t ino;

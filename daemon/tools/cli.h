@@ -155,6 +155,13 @@ int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,
 int cli_mount_open(struct cli_fs *fs, const char *path);
 /* The same, saying nothing when @path is in no famfs mount (-ENOENT) */
 int cli_mount_find(struct cli_fs *fs, const char *path);
+/*
+ * The mounted famfs that holds @path, opened (cli_fs_open(), read-only),
+ * when this host is its master: its daemon can create there itself
+ * (mkdir(2), creat(2)). -1 otherwise, the reason unsaid (the log path
+ * says it).
+ */
+int cli_master_mount(struct cli_fs *fs, const char *path);
 void cli_fs_close(struct cli_fs *fs);
 /* One value of the daemon's <root>/.meta/.status; -ENOENT if absent. */
 int cli_mount_status(const char *root, const char *key, char *val,

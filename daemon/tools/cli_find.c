@@ -105,6 +105,20 @@ int cli_mount_find(struct cli_fs *fs, const char *path)
 	return 0;
 }
 
+int cli_master_mount(struct cli_fs *fs, const char *path)
+{
+	if (cli_mount_find(fs, path))
+		return -1;
+	cli_fs_close(fs);
+	if (cli_fs_open(fs, NULL, path, false))
+		return -1;
+	if (famfs_role(&fs->dev) != FAMFS_ROLE_MASTER) {
+		cli_fs_close(fs);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_mount_open(struct cli_fs *fs, const char *path)
 {
 	int rc = cli_mount_find(fs, path);

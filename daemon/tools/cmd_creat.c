@@ -360,6 +360,28 @@ static int creat_one(const struct creat_args *a, struct cli_fs *fs,
 }
 
 /*
+ * The daemon logs a file made through the mount at its release, which the
+ * kernel sends just after close(2) returns: wait (10 s at most) until the
+ * name leads to the logged file, so that, as on the log path, the file is
+ * in the log when famfs creat returns. -1 after saying why not.
+ */
+static int wait_logged(const char *path, const char *show)
+{
+	struct stat st;
+
+	for (int i = 0; i < 10000; i++) {
+		if (stat(path, &st) < 0)
+			break;
+		if (st.st_ino < FAMFS_PENDING_INO_BASE)
+			return 0;
+		usleep(1000);
+	}
+	fprintf(stderr, "famfs creat: %s: the mount's daemon did not log it (its log says why)\n",
+		show);
+	return -1;
+}
+
+/*
  * Make @nf through the mount: create it, reserve its memory (fallocate),
  * set its owner and mode, close it; the daemon logs it then, with the log
  * already replayed, so no file costs a replay. Returns as creat_one(), or
@@ -399,6 +421,8 @@ static int creat_by_mount(const struct creat_args *a, struct cli_fs *fs,
 		err = errno;
 	if (err)
 		return 1;
+	if (wait_logged(path, show))
+		return -1;
 	creat_said(a, show, nf);
 	return 0;
 }
@@ -438,16 +462,8 @@ static int creat_all_by_mount(const struct creat_args *a, struct cli_fs *fs,
 	int r = 1;
 
 	*done = 0;
-	if (a->device || a->il || cli_mount_find(fs, a->files[0].name))
+	if (a->device || a->il || cli_master_mount(fs, a->files[0].name))
 		return -1;
-	/* This host must be the master, whatever the mount's daemon is. */
-	cli_fs_close(fs);
-	if (cli_fs_open(fs, NULL, a->files[0].name, false))
-		return -1;
-	if (famfs_role(&fs->dev) != FAMFS_ROLE_MASTER) {
-		cli_fs_close(fs);
-		return -1;
-	}
 	for (i = 0; i < a->nfiles; i++) {
 		r = creat_by_mount(a, fs, &files[i]);
 		if (r > 0)

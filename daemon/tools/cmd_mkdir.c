@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* famfs mkdir: log new directories. */
 #include <errno.h>
+#include <libgen.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -109,15 +111,96 @@ bool mkdir_parse(int argc, char **argv, struct mkdir_args *a, int *code)
 	return true;
 }
 
+/*
+ * mkdir(2) of @path through the mount: the daemon logs it at once, from a
+ * log it keeps replayed, and a file a user keeps open for writing there
+ * does not hold it up. 0 made (or, with -p, a directory already), 1 when
+ * the log path must do it: it waits for the lock or says exactly why.
+ */
+static int make_by_mount(const char *path, mode_t mode, bool parents,
+			 int verbose)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+
+	/* The daemon gives a set-group-ID directory's group; -g says ours. */
+	snprintf(parent, sizeof(parent), "%s", path);
+	if (stat(dirname(parent), &st) == 0 && (st.st_mode & S_ISGID))
+		return 1;
+	if (mkdir(path, mode) == 0) {
+		if (verbose)
+			printf("famfs mkdir: created %s\n", path);
+		return 0;
+	}
+	return errno == EEXIST && parents && stat(path, &st) == 0 &&
+		       S_ISDIR(st.st_mode) ?
+		       0 :
+		       1;
+}
+
+/* mkdir -p of @path through the mount: each missing one from the top. */
+static int make_parents_by_mount(const char *path, mode_t mode, int verbose)
+{
+	char part[PATH_MAX];
+	size_t len = strlen(path);
+	int r = 0;
+
+	if (len >= sizeof(part))
+		return 1;
+	for (size_t i = 1; i <= len && !r; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		memcpy(part, path, i);
+		part[i] = '\0';
+		r = make_by_mount(part, mode, true, verbose);
+	}
+	return r;
+}
+
+/*
+ * The directories a mounted master makes itself: how many were handled
+ * (made, or refused as outside that famfs: *@failed counts those).
+ * Owner and mode must be the caller's and plain: mkdir(2) gives the new
+ * directory the caller's ids, and the log keeps what it was made with.
+ */
+static int mkdir_all_by_mount(const struct mkdir_args *a, int *failed)
+{
+	char rel[FAMFS_PATH_LEN];
+	struct cli_fs fs;
+	int i = 0, r = 0;
+	mode_t mask;
+
+	*failed = 0;
+	if (a->device || a->own.uid != geteuid() || a->own.gid != getegid() ||
+	    (a->own.mode & ~0777u) || cli_master_mount(&fs, a->dirs[0]))
+		return 0;
+	mask = umask(0); /* -m is the mode, as the log path makes it */
+	for (; i < a->ndirs && r <= 0; i++) {
+		/* only inside this famfs; says why not, as the log path would */
+		r = cli_relpath_new(&fs, a->dirs[i], rel) ? -1 :
+		    a->parents ? make_parents_by_mount(a->dirs[i], a->own.mode,
+						       a->verbose) :
+				 make_by_mount(a->dirs[i], a->own.mode, false,
+					       a->verbose);
+		*failed += r < 0;
+	}
+	umask(mask);
+	cli_fs_close(&fs);
+	return r > 0 ? i - 1 : i;
+}
+
 int mkdir_run(const struct mkdir_args *a)
 {
+	int failed, done = mkdir_all_by_mount(a, &failed);
+	int rc = failed ? CLI_FAIL : CLI_OK;
 	struct famfs_writer w;
 	struct cli_fs fs;
-	int rc = CLI_OK;
 
-	if (cli_writer_open(&fs, &w, a->device, a->dirs[0], "mkdir"))
+	if (done == a->ndirs)
+		return rc;
+	if (cli_writer_open(&fs, &w, a->device, a->dirs[done], "mkdir"))
 		return CLI_FAIL;
-	for (int i = 0; i < a->ndirs; i++) {
+	for (int i = done; i < a->ndirs; i++) {
 		char rel[FAMFS_PATH_LEN];
 
 		if (cli_relpath_new(&fs, a->dirs[i], rel))

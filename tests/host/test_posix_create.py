@@ -264,22 +264,31 @@ def test_famfs_creat_goes_through_the_mount(mnt, master):
 
 def test_the_cli_waits_while_files_are_pending(mnt, master):
     """One writer per device: while a file is being written through the
-    mount the daemon holds the log lock. famfs creat of a contiguous file
-    goes through the same daemon and works; what writes the log itself
-    (mkdir, an interleaved creat) waits for the lock and says whose it is."""
+    mount the daemon holds the log lock. famfs mkdir and famfs creat of a
+    contiguous file go through the same daemon and work, so a user who
+    keeps a file open cannot stall them; what writes the log itself (an
+    interleaved creat) waits for the lock and says whose it is."""
     env = dict(master.env, FAMFS_LOCK_TIMEOUT="1")
     with open(os.path.join(mnt.mnt, "p"), "wb") as f:
         f.write(b"x")
         f.flush()
         fh.run([fh.FAMFS, "creat", "-s", "2m", os.path.join(mnt.mnt, "q")],
                env=env)
-        for cmd in (["mkdir", os.path.join(mnt.mnt, "dd")],
-                    ["creat", "-N", "2", "-s", "4m",
-                     os.path.join(mnt.mnt, "il")]):
-            p = fh.run([fh.FAMFS] + cmd, env=env, check=False)
-            assert p.returncode == 1, p.stderr
-            assert "log lock" in p.stderr and "famfs-fused" in p.stderr
-    master.famfs("mkdir", os.path.join(mnt.mnt, "dd"))
+        fh.run([fh.FAMFS, "mkdir", "-p", "-m", "0750",
+                os.path.join(mnt.mnt, "dd/ee")], env=env)
+        p = fh.run([fh.FAMFS, "creat", "-N", "2", "-s", "4m",
+                    os.path.join(mnt.mnt, "il")], env=env, check=False)
+        assert p.returncode == 1, p.stderr
+        assert "log lock" in p.stderr and "famfs-fused" in p.stderr
+    assert "dd/ee: logged" in mnt.log_text() or \
+        "mkdir dd/ee: logged" in mnt.log_text()
+    st = os.stat(os.path.join(mnt.mnt, "dd/ee"))
+    assert st.st_mode & 0o7777 == 0o750
+    # -p again: there already, fine; without -p: "exists", exit 1
+    master.famfs("mkdir", "-p", os.path.join(mnt.mnt, "dd/ee"))
+    p = master.famfs("mkdir", os.path.join(mnt.mnt, "dd"), check=False)
+    assert p.returncode == 1 and "exists" in p.stderr
+    master.famfs("creat", "-N", "2", "-s", "4m", os.path.join(mnt.mnt, "il"))
     _fsck_clean(master, mnt.mnt)
 
 
