@@ -363,21 +363,20 @@ static int creat_one(const struct creat_args *a, struct cli_fs *fs,
  * The daemon logs a file made through the mount at its release, which the
  * kernel sends just after close(2) returns: wait (10 s at most) until the
  * name leads to the logged file, so that, as on the log path, the file is
- * in the log when famfs creat returns. -1 after saying why not.
+ * in the log when famfs creat returns. -1 when it did not get there (the
+ * daemon refused it, or was restarted and lost it).
  */
-static int wait_logged(const char *path, const char *show)
+static int wait_logged(const char *path)
 {
 	struct stat st;
 
 	for (int i = 0; i < 10000; i++) {
 		if (stat(path, &st) < 0)
-			break;
+			return -1;
 		if (st.st_ino < FAMFS_PENDING_INO_BASE)
 			return 0;
 		usleep(1000);
 	}
-	fprintf(stderr, "famfs creat: %s: the mount's daemon did not log it (its log says why)\n",
-		show);
 	return -1;
 }
 
@@ -419,10 +418,9 @@ static int creat_by_mount(const struct creat_args *a, struct cli_fs *fs,
 	/* A file whose memory could not be reserved is discarded here. */
 	if (close(fd) < 0 && !err)
 		err = errno;
-	if (err)
+	/* not logged: the log path makes it, or finds it, or says why */
+	if (err || wait_logged(path))
 		return 1;
-	if (wait_logged(path, show))
-		return -1;
 	creat_said(a, show, nf);
 	return 0;
 }
