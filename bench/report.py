@@ -199,6 +199,14 @@ def rows(g):
     def ratio(group, key):
         return ratio_of(g, group, key)
 
+    def against(group, what, size, num, ours, theirs, unit):
+        """A creation row: WHAT (with its SIZE), the ratio, and OURS vs
+        THEIRS (NUM's format) in UNIT (which may name the rounds)."""
+        r = g[group]
+        text = (num + " vs " + num + " " + unit) % (
+            (r[ours], r[theirs]) + ((r["rounds"],) if "%d" in unit else ()))
+        return what % r[size], ratio(group, "ratio"), text
+
     table = []
     for kline, pre, raw in KLINES:
         table += vm_rows(g, kline, pre, raw)
@@ -246,34 +254,22 @@ def rows(g):
             ratio("meta_creat", "full_ratio"),
             "%.0f vs %.0f files/s" % (g["meta_creat"]["full_files_per_s"],
                                       g["meta_creat"]["empty_files_per_s"]))),
-        ("meta_tar", lambda: (
-            "tar -x of %d small files into the mount / into tmpfs"
-            % g["meta_tar"]["files"],
-            ratio("meta_tar", "ratio"),
-            "%.0f vs %.0f files/s (fallback mode, this host)" % (
-                g["meta_tar"]["famfs_files_per_s"],
-                g["meta_tar"]["raw_files_per_s"]))),
-        ("meta_cp", lambda: (
-            "cp of a %d MiB file into the mount / into tmpfs"
-            % g["meta_cp"]["mib"],
-            ratio("meta_cp", "ratio"),
-            "%.0f vs %.0f MiB/s (fallback mode, this host)" % (
-                g["meta_cp"]["famfs_mibs"], g["meta_cp"]["raw_mibs"]))),
-        ("vm_posix_tar", lambda: (
-            "guest, famfs mode (6.12): tar -x of %d small files, mount / "
-            "/tmp" % g["vm_posix_tar"]["files"],
-            ratio("vm_posix_tar", "ratio"),
-            "%.0f vs %.0f files/s (median of %d rounds)" % (
-                g["vm_posix_tar"]["famfs_files_per_s"],
-                g["vm_posix_tar"]["tmp_files_per_s"],
-                g["vm_posix_tar"]["rounds"]))),
-        ("vm_posix_cp", lambda: (
-            "guest, famfs mode (6.12): cp of a %d MiB file, mount / /tmp"
-            % g["vm_posix_cp"]["mib"],
-            ratio("vm_posix_cp", "ratio"),
-            "%.1f vs %.1f MiB/s (median of %d rounds)" % (
-                g["vm_posix_cp"]["famfs_mibs"], g["vm_posix_cp"]["tmp_mibs"],
-                g["vm_posix_cp"]["rounds"]))),
+        ("meta_tar", lambda: against(
+            "meta_tar", "tar -x of %d small files into the mount / into "
+            "tmpfs", "files", "%.0f", "famfs_files_per_s", "raw_files_per_s",
+            "files/s (fallback mode, this host)")),
+        ("meta_cp", lambda: against(
+            "meta_cp", "cp of a %d MiB file into the mount / into tmpfs",
+            "mib", "%.0f", "famfs_mibs", "raw_mibs",
+            "MiB/s (fallback mode, this host)")),
+        ("vm_posix_tar", lambda: against(
+            "vm_posix_tar", "guest, famfs mode (6.12): tar -x of %d small "
+            "files, mount / /tmp", "files", "%.0f", "famfs_files_per_s",
+            "tmp_files_per_s", "files/s (median of %d rounds)")),
+        ("vm_posix_cp", lambda: against(
+            "vm_posix_cp", "guest, famfs mode (6.12): cp of a %d MiB file, "
+            "mount / /tmp", "mib", "%.1f", "famfs_mibs", "tmp_mibs",
+            "MiB/s (median of %d rounds)")),
         ("meta_batch", lambda: (
             "famfs creat -M, %d files in one run" % g["meta_batch"]["files"],
             None, "%.0f files/s (min %.0f, max %.0f)" % (
