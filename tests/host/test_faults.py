@@ -222,6 +222,32 @@ def test_device_shrunk_under_mount(mnt, master, tmp_path):
     assert mnt.wait_daemon_exit()
 
 
+def test_device_shrunk_under_a_write(mnt, tmp_path):
+    """The image shrinks while a file is being written through the mount:
+    the next write fails with EIO, the image is not grown back by it (the
+    daemon writes an image with pwrite, which would extend a short file)
+    and the file is not logged."""
+    path = os.path.join(mnt.mnt, "growing")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        assert os.write(fd, b"a" * (1 << 20)) == 1 << 20
+        os.truncate(mnt.dev, 1 << 20)
+        with pytest.raises(OSError) as e:
+            os.write(fd, b"b" * (1 << 20))
+        assert e.value.errno == errno.EIO
+        assert os.stat(mnt.dev).st_size == 1 << 20
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    assert os.stat(mnt.dev).st_size == 1 << 20
+    assert fh.alive(mnt.pid)
+    assert "growing: logged" not in mnt.log_text()
+    assert fh.run(["umount", mnt.mnt], check=False).returncode == 0
+    assert mnt.wait_daemon_exit()
+
+
 def test_daemon_refuses_unprivileged(device):
     """An unprivileged user who can reach the device and the mount point
     is refused for lack of privilege (pytest's own temp directory is 0700:
