@@ -68,7 +68,8 @@ static struct fused_pending *find_name(struct fused *fs, uint64_t parent,
 	return NULL;
 }
 
-void fused_pending_attr(const struct fused_pending *p, struct stat *st)
+void fused_pending_attr(const struct fused *fs, const struct fused_pending *p,
+			struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = p->ino;
@@ -77,7 +78,7 @@ void fused_pending_attr(const struct fused_pending *p, struct stat *st)
 	st->st_uid = p->uid;
 	st->st_gid = p->gid;
 	st->st_size = (off_t)p->size;
-	st->st_blksize = 4096;
+	st->st_blksize = fs->io_size;
 	st->st_blocks = (blkcnt_t)(famfs_fmap_capacity(&p->fmap) / 512);
 }
 
@@ -92,7 +93,7 @@ bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
 		return false;
 	e.ino = p->ino;
 	e.attr_timeout = e.entry_timeout = PENDING_TIMEOUT;
-	fused_pending_attr(p, &e.attr);
+	fused_pending_attr(fs, p, &e.attr);
 	fuse_reply_entry(req, &e);
 	return true;
 }
@@ -273,7 +274,7 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fs->npending++;
 	e.ino = p->ino;
 	e.attr_timeout = e.entry_timeout = PENDING_TIMEOUT;
-	fused_pending_attr(p, &e.attr);
+	fused_pending_attr(fs, p, &e.attr);
 	/* Every byte goes through us: no page cache to go stale. */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;

@@ -82,6 +82,12 @@ struct fused {
 	 */
 	bool map_replies;
 	size_t splice_pipe; /* bytes a pipe holds (splice.c) */
+	/*
+	 * st_blksize of files: the largest power of two one FUSE WRITE or
+	 * READ carries, so that cp, tar and stdio move a request's worth
+	 * per system call (cp's default, 128 KiB, took 8 WRITEs per MiB).
+	 */
+	uint32_t io_size;
 	uint64_t init_unique;
 	bool init_seen;
 	bool initialized; /* INIT answered, the mount is ready */
@@ -244,6 +250,8 @@ void fused_metamap_watch(struct fused *fs);
 
 /* ---- FUSE operations (ops.c) ---- */
 extern const struct fuse_lowlevel_ops fused_ops;
+/* fs->io_size for requests of up to @max_write bytes */
+void fused_set_io_size(struct fused *fs, uint32_t max_write);
 void fused_node_attr(struct fused *fs, const struct famfs_node *n,
 		     struct stat *st);
 
@@ -259,7 +267,8 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
 /* Answer a lookup of a pending file; false if @name is none. */
 bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
 			  const char *name);
-void fused_pending_attr(const struct fused_pending *p, struct stat *st);
+void fused_pending_attr(const struct fused *fs, const struct fused_pending *p,
+			struct stat *st);
 /* An open of a pending file: 0, or the errno (ETXTBSY: a second writer) */
 int fused_pending_open(struct fused *fs, struct fused_pending *p,
 		       struct fuse_file_info *fi);

@@ -41,7 +41,7 @@ void fused_node_attr(struct fused *fs, const struct famfs_node *n,
 	st->st_ino = n->ino;
 	st->st_uid = n->uid;
 	st->st_gid = n->gid;
-	st->st_blksize = 4096;
+	st->st_blksize = fs->io_size;
 	st->st_atime = st->st_mtime = st->st_ctime = fs->mount_time;
 	if (n->is_dir) {
 		st->st_mode = S_IFDIR | n->mode;
@@ -69,7 +69,7 @@ static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
 		p = fused_pending_get(fs, ino);
 		if (!p)
 			return -ENOENT; /* logged since: a new inode */
-		fused_pending_attr(p, st);
+		fused_pending_attr(fs, p, st);
 		return 0;
 	}
 	n = famfs_ns_get(&fs->ns, ino);
@@ -79,6 +79,13 @@ static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
 	if (ino == FAMFS_ROOT_INO)
 		st->st_nlink++; /* .meta */
 	return 0;
+}
+
+void fused_set_io_size(struct fused *fs, uint32_t max_write)
+{
+	fs->io_size = 4096;
+	while (fs->io_size <= max_write / 2)
+		fs->io_size *= 2;
 }
 
 static void fused_init(void *userdata, struct fuse_conn_info *conn)
@@ -105,6 +112,7 @@ static void fused_init(void *userdata, struct fuse_conn_info *conn)
 	 */
 	if (fused_splice_fit(fs) && conn->max_write > fused_splice_fit(fs))
 		conn->max_write = (unsigned int)fused_splice_fit(fs);
+	fused_set_io_size(fs, conn->max_write);
 	/* The design keeps READDIRPLUS off in famfs mode; we never need it. */
 	conn->want &= ~FUSE_CAP_READDIRPLUS;
 	conn->time_gran = 1000000000;
@@ -669,7 +677,7 @@ static void pending_setattr(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fused_pending_attr(p, &st);
+	fused_pending_attr(fs, p, &st);
 	fuse_reply_attr(req, &st, 0);
 }
 

@@ -444,6 +444,7 @@ ssize_t fused_takeover_init_reply(struct fused *fs, int fd,
 			fuse_session_exit(fs->se);
 			return (ssize_t)total;
 		}
+		fused_set_io_size(fs, then.max_write);
 		fused_log(L_NOTICE, "our INIT reply differs from the one the kernel keeps (flags 0x%x/0x%x, now 0x%x/0x%x): the kernel's stands",
 			  then.flags, then.flags2, now.flags, now.flags2);
 	}

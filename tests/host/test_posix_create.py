@@ -113,6 +113,24 @@ def test_cp_tar_and_redirection_into_the_mount(mnt, master, tmp_path):
     _fsck_clean(master, mnt.mnt)
 
 
+def test_cp_writes_a_request_at_a_time(mnt, tmp_path):
+    """st_blksize says how much one FUSE WRITE carries, so cp (which
+    writes max(128 KiB, st_blksize) at a time) needs one request per
+    st_blksize bytes, and the bytes land whole."""
+    blk = os.stat(mnt.mnt).st_blksize
+    assert blk >= 128 << 10 and blk & (blk - 1) == 0
+    src = str(tmp_path / "src")
+    data = _data(8 * blk + 100, 3)
+    with open(src, "wb") as f:
+        f.write(data)
+    before = int(mnt.status()["writes"])
+    fh.run(["cp", src, os.path.join(mnt.mnt, "copy")])
+    assert int(mnt.status()["writes"]) - before == 9
+    assert os.stat(os.path.join(mnt.mnt, "copy")).st_blksize == blk
+    with open(os.path.join(mnt.mnt, "copy"), "rb") as f:
+        assert f.read() == data
+
+
 def test_preallocation_and_holes_read_zeros(mnt, master):
     path = os.path.join(mnt.mnt, "pre")
     fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
