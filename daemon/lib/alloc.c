@@ -79,6 +79,8 @@ uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g)
 {
 	memset(a, 0, sizeof(*a));
+	if (!g->alloc_unit)
+		return famfs_fail(EIO, "the superblock gives no allocation unit");
 	a->alloc_unit = g->alloc_unit;
 	a->nunits = g->dev_size / g->alloc_unit; /* a partial unit is unusable */
 	a->map = calloc(a->nunits / 8 + 1, 1);

@@ -86,6 +86,9 @@ int famfs_fmap_check(const struct famfs_omf_fmap *fm, uint64_t size,
 	unsigned int i;
 	int rc;
 
+	/* A superblock that reads as zeros (its device gone) has no unit. */
+	if (!g->alloc_unit)
+		return famfs_fail(EIO, "the superblock gives no allocation unit");
 	switch (fm->ext_type) {
 	case FAMFS_EXT_SIMPLE:
 		if (fm->simple.nextents == 0 ||

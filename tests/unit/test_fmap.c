@@ -98,6 +98,20 @@ static void bad_simple_maps_are_refused(void **state)
 	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
 }
 
+/* A superblock read as zeros (a device gone under a daemon) */
+static void a_geometry_of_zeros_is_refused(void **state)
+{
+	struct famfs_geometry none = { 0 };
+	struct famfs_omf_fmap f = simple2();
+	struct famfs_alloc a;
+
+	(void)state;
+	assert_int_equal(famfs_fmap_check(&f, 6 * MiB, &none), -EIO);
+	f = striped();
+	assert_int_equal(famfs_fmap_check(&f, 6 * MiB, &none), -EIO);
+	assert_int_equal(famfs_alloc_init(&a, &none), -EIO);
+}
+
 static void interleave_follows_the_formula(void **state)
 {
 	struct famfs_omf_fmap f = striped();
@@ -149,6 +163,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(simple_maps_resolve_in_order),
 		cmocka_unit_test(bad_simple_maps_are_refused),
+		cmocka_unit_test(a_geometry_of_zeros_is_refused),
 		cmocka_unit_test(interleave_follows_the_formula),
 		cmocka_unit_test(bad_interleaves_are_refused),
 	};
