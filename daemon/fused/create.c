@@ -334,6 +334,8 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 		return rc;
 	put = famfs_data_write(&fs->dev, &p->fmap,
 			       famfs_fmap_capacity(&p->fmap), off, buf, size);
+	if (put < 0)
+		p->lost = "a write failed"; /* its writer was told: no file */
 	if (put > 0 && off + (uint64_t)put > p->size)
 		p->size = off + (uint64_t)put;
 	return put;
