@@ -23,6 +23,7 @@
 
 /* Nothing is cached of a pending file: it changes at every write. */
 #define PENDING_TIMEOUT 0.0
+#define CREATOR_ATTR_TIMEOUT 1.0
 
 struct fused_pending {
 	uint64_t ino;
@@ -273,7 +274,13 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fs->pending = p;
 	fs->npending++;
 	e.ino = p->ino;
-	e.attr_timeout = e.entry_timeout = PENDING_TIMEOUT;
+	e.entry_timeout = PENDING_TIMEOUT;
+	/*
+	 * Its attributes may be cached by the creator's kernel, which sees
+	 * every change (writes, truncate, chmod all pass through it): that
+	 * spares a GETATTR before the first write.
+	 */
+	e.attr_timeout = CREATOR_ATTR_TIMEOUT;
 	fused_pending_attr(fs, p, &e.attr);
 	/* Every byte goes through us: no page cache to go stale. */
 	fi->direct_io = 1;
