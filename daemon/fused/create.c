@@ -52,6 +52,18 @@ bool fused_is_pending(uint64_t ino)
 	return ino >= FUSED_PENDING_INO_BASE;
 }
 
+int fused_pending_gone(uint64_t ino)
+{
+	static uint64_t told;
+
+	/* Known to the kernel, not to us: a daemon before us had it. */
+	if (ino != told)
+		fused_log(L_WARN, "inode %llu, a file being written through the mount, was lost when the daemon restarted: its writer gets EIO",
+			  (unsigned long long)ino);
+	told = ino;
+	return -EIO;
+}
+
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino)
 {
 	for (struct fused_pending *p = fs->pending; p; p = p->next)

@@ -527,7 +527,7 @@ static void pending_io(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
 		       char *rbuf, const char *wbuf, size_t size, off_t off)
 {
 	struct fused_pending *p = fused_pending_get(fs, ino);
-	ssize_t n = !p   ? -ENOENT :
+	ssize_t n = !p   ? fused_pending_gone(ino) :
 		    wbuf ? fused_pending_write(fs, p, wbuf, size, (uint64_t)off) :
 			   fused_pending_read(fs, p, rbuf, size, (uint64_t)off);
 
@@ -860,6 +860,8 @@ static void fused_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 	else if (p)
 		rc = -fused_pending_fallocate(fs, p,
 					      mode & FALLOC_FL_KEEP_SIZE, end);
+	else if (fused_is_pending(ino))
+		rc = (int)-fused_pending_gone(ino);
 	else if (!n || n->is_dir)
 		rc = n ? EISDIR : EBADF;
 	else if (end > n->size)

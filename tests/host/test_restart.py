@@ -463,6 +463,66 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
         _end_all(procs, sd)
 
 
+# A writer in a process of its own: a daemon started from this one would
+# inherit the open file and, closing it before exec, wait on a FLUSH that
+# only it could answer.
+WRITER = r"""
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fd, b"x" * (3 << 20))
+print("written", flush=True)
+sys.stdin.readline()
+try:
+    os.write(fd, b"y" * 4096)
+    print("wrote", flush=True)
+except OSError as e:
+    print(errno.errorcode[e.errno], flush=True)
+os.close(fd)
+"""
+
+
+def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
+                                                           device, mounts):
+    """A file still being written through the mount lives in the daemon
+    alone: across a restart its writer's next write fails with EIO (not a
+    hang, not a file cut short), the name is not logged, its memory is
+    free and the log lock is not left held."""
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        used = m.status()["space_used"]
+        path = os.path.join(mnt, "half")
+        w = subprocess.Popen(["/usr/bin/python3", "-c", WRITER, path],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+        procs.append(w)
+        assert w.stdout.readline().strip() == "written"
+        assert m.status()["space_used"] != used
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2, "READY=1 after the restart")
+        out, _ = w.communicate("go\n", timeout=30)
+        assert out.strip() == "EIO", out
+        assert w.returncode == 0
+        assert "was lost when the daemon restarted" in m.log_text()
+        assert not os.path.exists(path)
+        assert m.status()["space_used"] == used
+        # Nobody holds the log lock: the CLI appends at once.
+        master.famfs("creat", "-s", "2m", "-r", "-S", "3",
+                     os.path.join(mnt, "after"), timeout=20)
+        master.famfs("verify", "-S", "3", "-f", os.path.join(mnt, "after"))
+    finally:
+        _end_all(procs, sd)
+
+
 def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
     # umount(8) between two daemons ends the stored connection: the next
     # daemon sees that, says so and mounts anew instead of waiting on it.
