@@ -262,12 +262,12 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		  mode_t mode, struct fuse_file_info *fi);
 bool fused_is_pending(uint64_t ino);
-/* The pending file @ino, or NULL (logged since, or never one) */
 /*
  * -EIO, logged once per inode, for I/O on a file being written that a
  * daemon before this one had (pending files do not survive a restart)
  */
 int fused_pending_gone(uint64_t ino);
+/* The pending file @ino, or NULL (logged since, or never one) */
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
 /* Answer a lookup of a pending file; false if @name is none. */
 bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
