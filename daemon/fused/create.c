@@ -486,7 +486,9 @@ static void commit(struct fused *fs, struct fused_pending *p)
 			  p->relpath, famfs_errmsg());
 discard:
 		for (uint32_t i = 0; i < p->fmap.simple.nextents; i++)
-			famfs_alloc_free(&fs->alloc, p->fmap.simple.se[i].offset,
+			famfs_alloc_free(&fs->alloc,
+					 p->fmap.simple.se[i].devindex,
+					 p->fmap.simple.se[i].offset,
 					 p->fmap.simple.se[i].len);
 	} else {
 		fused_log(L_INFO, "%s: logged, %llu bytes", p->relpath,

@@ -472,17 +472,22 @@ static bool read_direct(fuse_req_t req, struct fused *fs,
 			const struct famfs_node *n, size_t size, off_t off)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
-	uint64_t dev_off, contig;
+	uint64_t di, dev_off, contig;
+	const struct famfs_dev *d;
 
 	if (!fs->map_replies || (uint64_t)off >= n->size ||
 	    size > n->size - (uint64_t)off)
 		return false;
-	if (famfs_fmap_resolve(&n->fmap, (uint64_t)off, &dev_off, &contig) ||
-	    contig < size || dev_off > fs->dev.size ||
-	    size > fs->dev.size - dev_off)
+	if (famfs_fmap_resolve(&n->fmap, (uint64_t)off, &di, &dev_off,
+			       &contig))
 		return false;
-	famfs_dev_invalidate(&fs->dev, fs->dev.base + dev_off, size);
-	bv.buf[0].mem = fs->dev.base + dev_off;
+	/* A missing device: the copying path says so. */
+	d = famfs_dev_member(&fs->dev, di);
+	if (!d || !d->base || contig < size || dev_off > d->size ||
+	    size > d->size - dev_off)
+		return false;
+	famfs_dev_invalidate(d, d->base + dev_off, size);
+	bv.buf[0].mem = d->base + dev_off;
 	fuse_reply_data(req, &bv, 0);
 	return true;
 }
@@ -800,7 +805,7 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 	/* One block is one allocation unit: df then shows exact sizes. */
 	sv.f_bsize = fs->g.alloc_unit;
 	sv.f_frsize = fs->g.alloc_unit;
-	sv.f_blocks = fs->g.dev_size / fs->g.alloc_unit;
+	sv.f_blocks = a->nunits;
 	sv.f_bfree = a->nunits - a->used;
 	sv.f_bavail = fs->readonly ? 0 : sv.f_bfree;
 	sv.f_files = slots;

@@ -142,21 +142,24 @@ bool fused_read_spliced(fuse_req_t req, struct fused *fs,
 	memset(&v, 0, sizeof(v));
 	while (left) {
 		struct fuse_buf *b = &v.bv.buf[count];
-		uint64_t dev_off, contig;
+		uint64_t di, dev_off, contig;
+		const struct famfs_dev *d;
 
 		if (count == SPLICE_PIECES ||
-		    famfs_fmap_resolve(&n->fmap, pos, &dev_off, &contig) ||
-		    dev_off > fs->dev.size)
+		    famfs_fmap_resolve(&n->fmap, pos, &di, &dev_off, &contig))
+			return false;
+		/* missing, or past the device: the copying path answers */
+		d = famfs_dev_member(&fs->dev, di);
+		if (!d || d->kind != FAMFS_DEV_FILE || dev_off > d->size)
 			return false;
 		if (contig > left)
 			contig = left;
-		/* past the device: the copying path answers */
-		if (contig > fs->dev.size - dev_off)
+		if (contig > d->size - dev_off)
 			return false;
 		b->size = (size_t)contig;
 		b->flags =
 			FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY;
-		b->fd = fs->dev.fd;
+		b->fd = d->fd;
 		b->pos = (off_t)dev_off;
 		count++;
 		pos += contig;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * How the files of a famfs use equal buckets of its device (fsck -B): the
- * view that interleaved allocation (creat -N/-B) takes of the device.
+ * How the files of a famfs use equal buckets of its primary device (fsck
+ * -B): the view that interleaved allocation (creat -N/-B) takes of a
+ * famfs of one device.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@ static int mark_file(const struct famfs_omf_entry *e, uint64_t index, void *arg)
 	(void)index;
 	if (e->type == FAMFS_ENTRY_FILE)
 		famfs_alloc_mark_fmap(arg, &e->file.fmap);
+	if (e->type == FAMFS_ENTRY_ADD_DAXDEV)
+		return famfs_alloc_add_dev(arg, &e->daxdev);
 	return 0;
 }
 
@@ -25,7 +28,7 @@ static void bucket(const struct famfs_alloc *a, uint64_t first, uint64_t n,
 	memset(b, 0, sizeof(*b));
 	b->size = n * a->alloc_unit;
 	for (uint64_t u = first; u <= first + n; u++) {
-		if (u < first + n && !famfs_alloc_used(a, u)) {
+		if (u < first + n && !famfs_alloc_used(a, 0, u)) {
 			run++;
 			continue;
 		}
@@ -60,13 +63,13 @@ int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
 	rc = famfs_alloc_init(&a, &g);
 	if (rc)
 		return rc;
-	per = n ? a.nunits / n : 0;
+	per = n ? a.dev[0].nunits / n : 0;
 	if (!per) {
 		famfs_alloc_release(&a);
 		return famfs_fail(
 			EINVAL,
 			"%u buckets: the device has only %llu allocation units",
-			n, (unsigned long long)a.nunits);
+			n, (unsigned long long)a.dev[0].nunits);
 	}
 	/* only once @n is known to fit: never a huge allocation for a typo */
 	out = calloc(n, sizeof(*out));

@@ -69,6 +69,27 @@ static int put(const struct famfs_dev *dev, uint64_t dev_off,
 	return 0;
 }
 
+/* The device index @i of @dev's famfs is on, with its memory mapped. */
+static const struct famfs_dev *member(const struct famfs_dev *dev, uint64_t i,
+				      int *rc)
+{
+	const struct famfs_dev *d = famfs_dev_member(dev, i);
+	char u[37] = "unknown";
+
+	*rc = 0;
+	if (!d) {
+		/* famfs_dev_open_members() filled in the geometry */
+		if (dev->geo_valid && i < famfs_geo_ndevs(&dev->geo))
+			famfs_uuid_str(dev->geo.dev[i].uuid, u);
+		*rc = famfs_fail(EIO, "device %llu (uuid %s) of the famfs on %s is missing on this host (famfs daxdev lists its devices)",
+				 (unsigned long long)i, u, dev->path);
+	} else if (!d->base) {
+		*rc = famfs_fail(ENXIO, "%s: the device memory is not mapped",
+				 d->path);
+	}
+	return d;
+}
+
 static ssize_t data_rw(const struct famfs_dev *dev,
 		       const struct famfs_omf_fmap *fm, uint64_t size,
 		       uint64_t off, void *buf, size_t len, bool write)
@@ -91,27 +112,34 @@ static ssize_t data_rw(const struct famfs_dev *dev,
 	if (len > size - off)
 		len = (size_t)(size - off);
 	while (done < len) {
-		uint64_t dev_off, contig;
+		uint64_t di, dev_off, contig;
+		const struct famfs_dev *d;
 		size_t n;
-		int rc = famfs_fmap_resolve(fm, off + done, &dev_off, &contig);
+		int rc = famfs_fmap_resolve(fm, off + done, &di, &dev_off,
+					    &contig);
 
 		if (rc)
 			return rc;
+		d = member(dev, di, &rc);
+		if (!rc && write && !d->writable)
+			rc = famfs_fail(EROFS, "%s is open read-only", d->path);
+		if (rc)
+			return rc;
 		/* The fmap was checked against this device, but be sure. */
-		if (famfs_range_exceeds(dev_off, 1, dev->size))
+		if (famfs_range_exceeds(dev_off, 1, d->size))
 			return famfs_fail(EIO, "fmap points outside the device");
 		n = len - done;
 		if (n > contig)
 			n = (size_t)contig;
-		if (n > dev->size - dev_off)
-			n = (size_t)(dev->size - dev_off);
+		if (n > d->size - dev_off)
+			n = (size_t)(d->size - dev_off);
 		if (write) {
-			rc = put(dev, dev_off, p + done, n);
+			rc = put(d, dev_off, p + done, n);
 			if (rc)
 				return rc;
 		} else {
-			famfs_dev_invalidate(dev, dev->base + dev_off, n);
-			memcpy(p + done, dev->base + dev_off, n);
+			famfs_dev_invalidate(d, d->base + dev_off, n);
+			memcpy(p + done, d->base + dev_off, n);
 		}
 		done += n;
 	}
@@ -136,21 +164,27 @@ int famfs_data_zero(const struct famfs_dev *dev,
 		    const struct famfs_omf_fmap *fm, uint64_t from,
 		    uint64_t to)
 {
-	uint64_t dev_off, contig;
+	uint64_t di, dev_off, contig;
+	const struct famfs_dev *d;
 	int rc;
 
 	if (!dev->base || !dev->writable)
 		return famfs_fail(EROFS, "%s: the device memory is not writable here",
 				  dev->path);
 	while (from < to) {
-		rc = famfs_fmap_resolve(fm, from, &dev_off, &contig);
+		rc = famfs_fmap_resolve(fm, from, &di, &dev_off, &contig);
+		if (rc)
+			return rc;
+		d = member(dev, di, &rc);
+		if (!rc && !d->writable)
+			rc = famfs_fail(EROFS, "%s is open read-only", d->path);
 		if (rc)
 			return rc;
 		if (contig > to - from)
 			contig = to - from;
-		if (famfs_range_exceeds(dev_off, contig, dev->size))
+		if (famfs_range_exceeds(dev_off, contig, d->size))
 			return famfs_fail(EIO, "fmap points outside the device");
-		rc = put(dev, dev_off, NULL, (size_t)contig);
+		rc = put(d, dev_off, NULL, (size_t)contig);
 		if (rc)
 			return rc;
 		from += contig;

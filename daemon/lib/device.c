@@ -324,6 +324,7 @@ int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
 
 void famfs_dev_close(struct famfs_dev *dev)
 {
+	famfs_dev_close_members(dev);
 	if (dev->id_locked) /* a writer that never unlocked */
 		close(dev->id_lock_fd);
 	dev->id_locked = false;

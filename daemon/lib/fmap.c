@@ -14,9 +14,13 @@
 static int check_extent(const struct famfs_omf_extent *x, const char *what,
 			unsigned int i, const struct famfs_geometry *g)
 {
-	if (x->devindex != 0)
-		return famfs_fail(EUCLEAN, "%s %u is on device index %llu; only device 0 exists",
-				  what, i, (unsigned long long)x->devindex);
+	uint64_t dev_size = famfs_geo_dev_size(g, x->devindex);
+
+	if (x->devindex >= famfs_geo_ndevs(g))
+		return famfs_fail(EUCLEAN, "%s %u is on device index %llu; the file system has %u device%s at that point of the log",
+				  what, i, (unsigned long long)x->devindex,
+				  famfs_geo_ndevs(g),
+				  famfs_geo_ndevs(g) == 1 ? "" : "s");
 	if (x->len == 0)
 		return famfs_fail(EUCLEAN, "%s %u is empty", what, i);
 	if (x->offset % g->alloc_unit || x->len % g->alloc_unit)
@@ -24,14 +28,15 @@ static int check_extent(const struct famfs_omf_extent *x, const char *what,
 				  what, i, (unsigned long long)x->offset,
 				  (unsigned long long)x->len,
 				  (unsigned long long)g->alloc_unit);
-	if (x->offset < g->data_start)
+	if (x->offset < famfs_geo_data_start(g, x->devindex))
 		return famfs_fail(EUCLEAN, "%s %u (offset 0x%llx) overlaps the superblock or log",
 				  what, i, (unsigned long long)x->offset);
-	if (famfs_range_exceeds(x->offset, x->len, g->dev_size))
-		return famfs_fail(EUCLEAN, "%s %u (offset 0x%llx, length 0x%llx) runs past the end of the %llu-byte device",
+	if (famfs_range_exceeds(x->offset, x->len, dev_size))
+		return famfs_fail(EUCLEAN, "%s %u (offset 0x%llx, length 0x%llx) runs past the end of the %llu-byte device %llu",
 				  what, i, (unsigned long long)x->offset,
 				  (unsigned long long)x->len,
-				  (unsigned long long)g->dev_size);
+				  (unsigned long long)dev_size,
+				  (unsigned long long)x->devindex);
 	return 0;
 }
 
@@ -124,7 +129,7 @@ int famfs_fmap_check(const struct famfs_omf_fmap *fm, uint64_t size,
 }
 
 int famfs_fmap_resolve(const struct famfs_omf_fmap *fm, uint64_t off,
-		       uint64_t *dev_off, uint64_t *contig)
+		       uint64_t *devindex, uint64_t *dev_off, uint64_t *contig)
 {
 	unsigned int i;
 
@@ -133,6 +138,7 @@ int famfs_fmap_resolve(const struct famfs_omf_fmap *fm, uint64_t off,
 			const struct famfs_omf_extent *x = &fm->simple.se[i];
 
 			if (off < x->len) {
+				*devindex = x->devindex;
 				*dev_off = x->offset + off;
 				*contig = x->len - off;
 				return 0;
@@ -153,6 +159,7 @@ int famfs_fmap_resolve(const struct famfs_omf_fmap *fm, uint64_t off,
 		in_chunk = off % ie->chunk_size;
 		strip = chunk % ie->nstrips;
 		stripe = chunk / ie->nstrips;
+		*devindex = ie->strips[strip].devindex;
 		*dev_off = ie->strips[strip].offset + stripe * ie->chunk_size +
 			   in_chunk;
 		*contig = ie->chunk_size - in_chunk;

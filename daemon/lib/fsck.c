@@ -75,17 +75,16 @@ static void check_setid(struct famfs_fsck *r, const struct famfs_omf_file *f,
  * the thing to fix, never the entry.
  */
 static bool intact_but_for_superblock(const struct famfs_dev *dev,
+				      const struct famfs_geometry *g,
 				      const struct famfs_omf_entry *e,
 				      uint64_t index)
 {
-	struct famfs_geometry loose = {
-		.dev_size = dev->size > dev->sb->daxdev.size ?
-				    dev->size :
-				    dev->sb->daxdev.size,
-		.alloc_unit = 4096,
-		.data_start = FAMFS_LOG_OFFSET + FAMFS_LOG_MIN_LEN,
-	};
+	struct famfs_geometry loose = *g; /* the devices the log added */
 
+	loose.dev_size = dev->size > dev->sb->daxdev.size ? dev->size :
+							     dev->sb->daxdev.size;
+	loose.alloc_unit = 4096;
+	loose.data_start = FAMFS_LOG_OFFSET + FAMFS_LOG_MIN_LEN;
 	return famfs_entry_check(e, index, &loose) == 0;
 }
 
@@ -129,12 +128,35 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 		break;
 	case FAMFS_ENTRY_ADD_DAXDEV:
 		r->daxdevs++;
+		if (famfs_alloc_add_dev(&s->alloc, &e->daxdev))
+			return -ENOMEM;
 		break;
 	case FAMFS_ENTRY_VOID:
 		r->voided++;
 		break;
 	}
 	return 0;
+}
+
+/*
+ * Each secondary device: found on this host by its uuid, with a superblock
+ * of this famfs. One that is not is a problem: its files cannot be read.
+ */
+static void check_member(struct famfs_dev *dev, uint32_t i,
+			 struct famfs_fsck *r)
+{
+	struct famfs_fsck_dev *d = &r->devs[i];
+	const struct famfs_dev *m;
+
+	if (i > 0 && famfs_dev_open_member(dev, i, 0)) {
+		r->missing++;
+		problem(r, "%s", famfs_errmsg());
+		return;
+	}
+	m = famfs_dev_member(dev, i);
+	d->present = true;
+	/* a device path longer than this is cut: it is shown, not used */
+	memcpy(d->path, m->path, strnlen(m->path, sizeof(d->path) - 1));
 }
 
 int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
@@ -186,7 +208,7 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
 
 		problem(r, "%s", walk.why);
 		memcpy(&e, famfs_log_entry(dev->log, walk.valid), sizeof(e));
-		if (intact_but_for_superblock(dev, &e, walk.valid))
+		if (intact_but_for_superblock(dev, &g, &e, walk.valid))
 			problem(r, "log entry %llu is intact (valid CRC): only the superblock's geometry (device size %llu, the device has %llu bytes) does not fit it; fix the superblock: --repair keeps the entry",
 				(unsigned long long)walk.valid,
 				(unsigned long long)dev->sb->daxdev.size,
@@ -195,6 +217,17 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
 			problem(r, "%llu committed log entries after entry %llu were not checked",
 				(unsigned long long)(walk.committed - walk.valid - 1),
 				(unsigned long long)walk.valid);
+	}
+	r->ndevs = s.alloc.ndevs;
+	for (uint32_t i = 0; i < s.alloc.ndevs; i++) {
+		struct famfs_fsck_dev *d = &r->devs[i];
+
+		memcpy(d->uuid, g.dev[i].uuid, FAMFS_UUID_LEN);
+		d->size = famfs_geo_dev_size(&g, i);
+		d->used = s.alloc.dev[i].used * g.alloc_unit;
+		d->free = (s.alloc.dev[i].nunits - s.alloc.dev[i].used) *
+			  g.alloc_unit;
+		check_member(dev, i, r);
 	}
 	r->space_used = s.alloc.used * g.alloc_unit;
 	r->space_free = (s.alloc.nunits - s.alloc.used) * g.alloc_unit;
@@ -239,7 +272,7 @@ static void void_entry(struct famfs_dev *dev, uint64_t index)
  */
 int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep)
 {
-	struct famfs_geometry g;
+	struct famfs_geometry g, g0;
 	struct famfs_walk walk;
 	uint64_t i, last_good;
 	int rc;
@@ -265,24 +298,32 @@ int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep)
 	}
 	/* entries [0, last_good) are intact or will be void */
 	last_good = walk.valid;
+	g0 = g;
 	for (i = walk.valid; i < walk.committed; i++) {
 		struct famfs_omf_entry e;
 
 		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
-		if (famfs_entry_check(&e, i, &g) == 0)
+		if (famfs_entry_check(&e, i, &g) == 0) {
 			last_good = i + 1;
-		else if (intact_but_for_superblock(dev, &e, i)) {
+			if (e.type == FAMFS_ENTRY_ADD_DAXDEV)
+				famfs_geo_add(&g, &e.daxdev);
+		} else if (intact_but_for_superblock(dev, &g, &e, i)) {
 			if (!rep->kept++)
 				rep->first_kept = i;
 			last_good = i + 1;
 		}
 	}
+	g = g0;
 	for (i = walk.valid; i < last_good; i++) {
 		struct famfs_omf_entry e;
 
 		memcpy(&e, famfs_log_entry(dev->log, i), sizeof(e));
-		if (famfs_entry_check(&e, i, &g) == 0 ||
-		    intact_but_for_superblock(dev, &e, i))
+		if (famfs_entry_check(&e, i, &g) == 0) {
+			if (e.type == FAMFS_ENTRY_ADD_DAXDEV)
+				famfs_geo_add(&g, &e.daxdev);
+			continue;
+		}
+		if (intact_but_for_superblock(dev, &g, &e, i))
 			continue;
 		if (!rep->voided++)
 			rep->first_voided = i;

@@ -32,11 +32,59 @@ uint32_t famfs_entry_crc(const struct famfs_omf_entry *e);
 
 /* ---- geometry: where data may live on a device --------------------------- */
 
+/*
+ * Devices one famfs may span: the primary, which holds the log, and the
+ * ones ADD_DAXDEV entries add, indexed densely in log order. The kernel's
+ * device table has this many slots (famfs_fuse_abi.h).
+ */
+#define FAMFS_MAX_DEVS 24
+/* 64 PiB: larger than any device, small enough that no map sum overflows. */
+#define FAMFS_MAX_DEV_SIZE (1ULL << 56)
+
+struct famfs_member {
+	uint64_t size;		      /* bytes the file system uses on it */
+	uint8_t uuid[FAMFS_UUID_LEN]; /* the dev_uuid of its superblock */
+};
+
 struct famfs_geometry {
-	uint64_t dev_size;   /* bytes usable on the device */
+	uint64_t dev_size;   /* bytes usable on the primary device */
 	uint64_t alloc_unit; /* allocation unit, a power of two */
 	uint64_t data_start; /* first byte after superblock and log */
+	/*
+	 * Devices known so far: 1 from the superblock, one more for each
+	 * ADD_DAXDEV entry a log walk has passed (0 reads as 1). dev[0] is
+	 * the primary; its size is dev_size.
+	 */
+	uint32_t ndevs;
+	struct famfs_member dev[FAMFS_MAX_DEVS];
 };
+
+static inline uint32_t famfs_geo_ndevs(const struct famfs_geometry *g)
+{
+	return g->ndevs ? g->ndevs : 1;
+}
+
+/* Bytes of device @i, or 0 if the geometry has no such device. */
+uint64_t famfs_geo_dev_size(const struct famfs_geometry *g, uint64_t i);
+/*
+ * Where files may start on device @i: after the log on the primary, after
+ * the 2 MiB superblock region on the others, which hold no log.
+ */
+uint64_t famfs_geo_data_start(const struct famfs_geometry *g, uint64_t i);
+/*
+ * Check an ADD_DAXDEV entry against the devices the log named before it:
+ * the next index (or one already added, with the same uuid and size, so
+ * that walking a log again is harmless), a uuid no other device has, a
+ * size that holds a superblock and a unit of data. -EUCLEAN says why.
+ */
+int famfs_geo_check_add(const struct famfs_geometry *g,
+			const struct famfs_omf_add_daxdev *d);
+/* Add the device of a checked ADD_DAXDEV entry (a no-op if it is known). */
+void famfs_geo_add(struct famfs_geometry *g,
+		   const struct famfs_omf_add_daxdev *d);
+/* The index of the device whose uuid is @uuid, or -1. */
+int famfs_geo_find(const struct famfs_geometry *g,
+		   const uint8_t uuid[FAMFS_UUID_LEN]);
 
 /* ---- the superblock ------------------------------------------------------ */
 
@@ -47,8 +95,22 @@ struct famfs_geometry {
  * -EUCLEAN for a superblock whose geometry does not fit the device.
  */
 int famfs_sb_check(const struct famfs_omf_superblock *sb, uint64_t dev_size);
+/* The geometry of the primary alone (ndevs 1): a log walk adds the rest. */
 void famfs_sb_geometry(const struct famfs_omf_superblock *sb,
 		       struct famfs_geometry *g);
+/*
+ * Check the superblock of a secondary device of @dev_size bytes that should
+ * be device @want (its uuid and size as the log records them) of the famfs
+ * whose primary superblock is @primary: marked secondary, no log, the
+ * primary's file system uuid, the recorded device uuid. -ENOENT when there
+ * is no famfs superblock at all, -EUCLEAN (saying which field) otherwise.
+ */
+int famfs_sb_check_secondary(const struct famfs_omf_superblock *sb,
+			     uint64_t dev_size,
+			     const struct famfs_omf_superblock *primary,
+			     const struct famfs_member *want);
+/* Is @sb (checked for magic and CRC by the caller) a secondary's? */
+bool famfs_sb_is_secondary(const struct famfs_omf_superblock *sb);
 
 /* ---- the log ------------------------------------------------------------- */
 
@@ -80,13 +142,14 @@ struct famfs_walk {
 };
 
 /*
- * Walk the committed entries from @from on. The log is append-only, so the
+ * Walk the committed entries from @from on. Each ADD_DAXDEV entry adds its
+ * device to @g, against which the entries after it are checked. The log is append-only, so the
  * walk stops at the first bad entry: what follows it cannot be trusted.
  * Each entry is copied out of the (shared, changing) log before it is
  * checked, so the callback sees exactly the bytes that were checked.
  */
 int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
-		   const struct famfs_geometry *g, uint64_t from,
+		   struct famfs_geometry *g, uint64_t from,
 		   famfs_entry_fn fn, void *arg, struct famfs_walk *res);
 struct famfs_dev;
 /*
@@ -95,6 +158,12 @@ struct famfs_dev;
  */
 int famfs_dev_log_walk(struct famfs_dev *dev, famfs_entry_fn fn, void *arg,
 		       struct famfs_walk *res);
+/*
+ * The geometry of an open famfs with every device its log has added so
+ * far: kept with @dev and brought up to date from the entries appended
+ * since the last call, so that it costs no walk of the whole log.
+ */
+void famfs_dev_geometry(struct famfs_dev *dev, struct famfs_geometry *g);
 
 /* ---- file maps ----------------------------------------------------------- */
 
@@ -104,11 +173,11 @@ int famfs_fmap_check(const struct famfs_omf_fmap *fm, uint64_t size,
 /* Bytes of device memory the fmap maps. */
 uint64_t famfs_fmap_capacity(const struct famfs_omf_fmap *fm);
 /*
- * Translate file offset @off (< capacity) to a device offset, and say how
- * many bytes from there are contiguous on the device.
+ * Translate file offset @off (< capacity) to a device index and offset on
+ * it, and say how many bytes from there are contiguous on that device.
  */
 int famfs_fmap_resolve(const struct famfs_omf_fmap *fm, uint64_t off,
-		       uint64_t *dev_off, uint64_t *contig);
+		       uint64_t *devindex, uint64_t *dev_off, uint64_t *contig);
 
 typedef void (*famfs_extent_fn)(uint64_t devindex, uint64_t offset,
 				uint64_t len, void *arg);
@@ -118,35 +187,63 @@ void famfs_fmap_for_each_range(const struct famfs_omf_fmap *fm,
 
 /* ---- allocation ---------------------------------------------------------- */
 
-struct famfs_alloc {
-	uint64_t alloc_unit;
+struct famfs_alloc_dev {
 	uint64_t nunits; /* allocation units on the device */
 	uint64_t used;	 /* units marked in use */
-	uint64_t overlaps; /* units claimed more than once (fsck) */
-	uint8_t *map;	   /* one bit per unit */
+	uint8_t *map;	 /* one bit per unit */
 };
 
+struct famfs_alloc {
+	uint64_t alloc_unit;
+	uint64_t nunits;   /* allocation units, all devices */
+	uint64_t used;	   /* units marked in use, all devices */
+	uint64_t overlaps; /* units claimed more than once (fsck) */
+	uint32_t ndevs;
+	struct famfs_alloc_dev dev[FAMFS_MAX_DEVS];
+};
+
+/*
+ * On one device, strips come from buckets (equal slices of it); on
+ * several, each strip from its own device while there are enough, and
+ * nbuckets is not used.
+ */
 struct famfs_interleave {
 	uint32_t nbuckets;   /* device split into this many equal buckets */
 	uint32_t nstrips;    /* strips per file, each from its own bucket */
 	uint64_t chunk_size; /* bytes per chunk, multiple of alloc_unit */
 };
 
-/* An empty map: only the superblock and log are in use. */
+/*
+ * An empty map of every device @g knows: only the superblock and log (the
+ * superblock alone on secondaries) are in use.
+ */
 int famfs_alloc_init(struct famfs_alloc *a, const struct famfs_geometry *g);
+/*
+ * Add the device of a checked ADD_DAXDEV entry when it is the next one
+ * (a no-op for a device the map has): walks that build a map call this
+ * for each such entry, as they mark each file.
+ */
+int famfs_alloc_add_dev(struct famfs_alloc *a,
+			const struct famfs_omf_add_daxdev *d);
 /* Mark every range of @fm used; returns units that were in use already. */
 uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 			       const struct famfs_omf_fmap *fm);
 void famfs_alloc_release(struct famfs_alloc *a);
-/* Is allocation unit @unit in use? */
-bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t unit);
-/* Mark a range used; returns how many of its units were already in use. */
-uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t off, uint64_t len);
+/* Is allocation unit @unit of device @devindex in use (or not there)? */
+bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t devindex,
+		      uint64_t unit);
+/*
+ * Mark a range of device @devindex used; returns how many of its units
+ * were already in use (all of them on a device the map does not have).
+ */
+uint64_t famfs_alloc_mark(struct famfs_alloc *a, uint64_t devindex,
+			  uint64_t off, uint64_t len);
 /*
  * Give back units marked for a file that was never logged (the daemon's
  * reservations for files still being written).
  */
-void famfs_alloc_free(struct famfs_alloc *a, uint64_t off, uint64_t len);
+void famfs_alloc_free(struct famfs_alloc *a, uint64_t devindex, uint64_t off,
+		      uint64_t len);
 /*
  * Make the simple map @fm (of a file not yet logged; may start empty)
  * cover @need bytes: its last extent grows in place where the units after
@@ -162,7 +259,10 @@ int famfs_alloc_grow(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
  */
 void famfs_alloc_trim(struct famfs_alloc *a, struct famfs_omf_fmap *fm,
 		      uint64_t size);
-/* First fit, one extent. -ENOSPC when no run of free units is long enough. */
+/*
+ * First fit, one extent, on the device with the most free space that has
+ * room. -ENOSPC when no run of free units is long enough.
+ */
 int famfs_alloc_contig(struct famfs_alloc *a, uint64_t size,
 		       struct famfs_omf_fmap *out);
 /*
@@ -194,6 +294,8 @@ enum famfs_dev_kind {
 };
 
 #define FAMFS_OPEN_RW (1u << 0)
+/* famfs_dev_open_members(): bind devdax members as famfs_dax_bind() does */
+#define FAMFS_OPEN_BIND_DAX (1u << 1)
 
 struct famfs_dev {
 	char path[4096];
@@ -212,6 +314,12 @@ struct famfs_dev {
 	 * famfs_dev_open_meta_fds(); the CPU cache is written back alone).
 	 */
 	bool own_mount;
+	/* the famfs's other devices, by index (famfs_dev_open_members()) */
+	struct famfs_dev *member[FAMFS_MAX_DEVS];
+	/* famfs_dev_geometry(): devices from entries [0, geo_next) */
+	struct famfs_geometry geo;
+	uint64_t geo_next;
+	bool geo_valid, geo_stuck;
 	/* famfs_dev_lock(): which locks are held */
 	bool id_locked, dev_locked;
 	int id_lock_fd; /* root's lock file, when id_locked */
@@ -236,6 +344,62 @@ int famfs_dev_open_fs(const char *path, unsigned int flags,
 int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
 			    struct famfs_dev *dev);
 void famfs_dev_close(struct famfs_dev *dev);
+
+/* ---- the other devices of a famfs (resolve.c) ------------------------------ */
+
+/*
+ * The host-local device map: where this host last found each device, as
+ * "<device uuid> <file system uuid> <path>" lines; $FAMFS_DEVMAP names
+ * another file (tests). A cache only: every entry is checked on use.
+ */
+const char *famfs_devmap_path(void);
+int famfs_devmap_record(const uint8_t dev_uuid[FAMFS_UUID_LEN],
+			const uint8_t fs_uuid[FAMFS_UUID_LEN],
+			const char *path);
+/*
+ * Rebuild the device map from what is there now: the places it names that
+ * still hold a secondary superblock, every readable /dev/dax*, and
+ * @paths[0..n) (images, or devices by another name), each of which must
+ * hold one (-ENOENT). *@found counts the devices recorded.
+ */
+int famfs_devmap_refresh(char *const *paths, int n, unsigned int *found);
+/*
+ * The path on this host of the secondary device @dev_uuid of famfs
+ * @fs_uuid: from the device map, else the readable devdax nodes; only a
+ * device whose superblock carries both uuids, on a node or file that only
+ * root (or the caller) can write. -ENOENT when none is found, -EEXIST when
+ * two different devices carry the uuid.
+ */
+int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
+		      const uint8_t dev_uuid[FAMFS_UUID_LEN], char *path,
+		      size_t len);
+
+/*
+ * Open device @i (> 0) of @dev's famfs, found by famfs_resolve_dev() and
+ * checked to be that device; 0 also when it is open already. When it is
+ * not found, the message says what is now where this host last saw it.
+ */
+int famfs_dev_open_member(struct famfs_dev *dev, uint32_t i,
+			  unsigned int flags);
+
+struct famfs_members {
+	uint32_t ndevs;	       /* devices the log names, the primary included */
+	uint32_t missing;      /* of those, not found or not valid here */
+	uint32_t first_missing;
+	char why[512];	       /* what was wrong with the last missing one */
+};
+/*
+ * Open every device the log of @dev names that is not open yet, with
+ * @flags, each checked to be that device of this famfs. -ENODEV when some
+ * are missing (@res says which); the others are open all the same, and
+ * data on the missing ones fails with EIO.
+ */
+int famfs_dev_open_members(struct famfs_dev *dev, unsigned int flags,
+			   struct famfs_members *res);
+/* Device @i of @dev's famfs (@dev itself for 0); NULL when not open. */
+const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
+					 uint64_t i);
+void famfs_dev_close_members(struct famfs_dev *dev);
 /*
  * The root of the famfs mounted at or above the directory @path (found by
  * its .meta/.superblock, which anyone may look up but only root opens),
@@ -392,6 +556,21 @@ struct famfs_mkfs_opts {
 int famfs_mkfs(const char *path, const struct famfs_mkfs_opts *opts);
 /* A log length mkfs accepts: a power of two of at least 8 MiB. */
 int famfs_log_len_check(uint64_t log_len);
+/*
+ * Would famfs_devadd() take @path? A device or file of whole allocation
+ * units with room for a superblock and data, unmounted, holding nothing
+ * we know of unless @force: for checking every device before any is made.
+ */
+int famfs_devadd_check(const char *path, bool force);
+/*
+ * Add the device or file @path to the famfs of @primary (open read-write,
+ * the master): a secondary superblock on it (this file system's uuid, a
+ * new device uuid, no log), then an ADD_DAXDEV entry for the next index,
+ * in *@index. Takes the log lock. Never takes the primary or a device of
+ * this famfs under another name, even with @force.
+ */
+int famfs_devadd(struct famfs_dev *primary, const char *path, bool force,
+		 uint32_t *index);
 /* Invalidate the superblock (mkfs -k): the data stays, famfs forgets it. */
 int famfs_kill_super(const char *path);
 /* ---- mounts -------------------------------------------------------------- */
@@ -454,6 +633,15 @@ struct famfs_fsck {
 	uint64_t control_names, control_first;
 	char control_example[FAMFS_PATH_LEN];
 	uint64_t space_used, space_free; /* allocation units, in bytes */
+	/* each device the log names, as the files use it */
+	uint32_t ndevs;
+	struct famfs_fsck_dev {
+		uint8_t uuid[FAMFS_UUID_LEN];
+		uint64_t size, used, free; /* bytes */
+		bool present;	 /* found on this host and checked */
+		char path[256];	 /* where, on this host */
+	} devs[FAMFS_MAX_DEVS];
+	uint32_t missing; /* devices not found or not valid here */
 	uint64_t overlap_bytes;
 	uint8_t fs_uuid[FAMFS_UUID_LEN], system_uuid[FAMFS_UUID_LEN];
 	enum famfs_role role;

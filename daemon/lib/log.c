@@ -131,7 +131,14 @@ int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
 					  (unsigned long long)index, e->mkdir.mode);
 		return 0;
 	case FAMFS_ENTRY_ADD_DAXDEV:
-		/* Recorded for upstream compatibility; we use one device. */
+		if (e->daxdev.pad0)
+			return famfs_fail(EUCLEAN, "log entry %llu: an added device with padding set",
+					  (unsigned long long)index);
+		rc = famfs_geo_check_add(g, &e->daxdev);
+		if (rc)
+			return famfs_fail(-rc, "log entry %llu: %s",
+					  (unsigned long long)index,
+					  famfs_errmsg());
 		return 0;
 	case FAMFS_ENTRY_VOID:
 		for (size_t i = 0; i < sizeof(e->file); i++)
@@ -146,7 +153,7 @@ int famfs_entry_check(const struct famfs_omf_entry *e, uint64_t index,
 }
 
 int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
-		   const struct famfs_geometry *g, uint64_t from,
+		   struct famfs_geometry *g, uint64_t from,
 		   famfs_entry_fn fn, void *arg, struct famfs_walk *res)
 {
 	uint64_t slots = famfs_log_slots(log_len);
@@ -177,6 +184,8 @@ int famfs_log_walk(const struct famfs_omf_log *log, uint64_t log_len,
 				 famfs_errmsg());
 			return rc;
 		}
+		if (e.type == FAMFS_ENTRY_ADD_DAXDEV)
+			famfs_geo_add(g, &e.daxdev);
 		if (fn) {
 			rc = fn(&e, i, arg);
 			if (rc) {
@@ -229,7 +238,7 @@ int famfs_log_append_at(struct famfs_dev *dev, struct famfs_omf_entry *e,
 	e->seqnum = index;
 	e->crc = famfs_entry_crc(e);
 	/* Never write what a reader would reject. */
-	famfs_sb_geometry(dev->sb, &g);
+	famfs_dev_geometry(dev, &g);
 	rc = famfs_entry_check(e, index, &g);
 	if (rc)
 		return rc;
@@ -258,4 +267,48 @@ int famfs_dev_log_walk(struct famfs_dev *dev, famfs_entry_fn fn, void *arg,
 		return rc;
 	famfs_sb_geometry(dev->sb, &g);
 	return famfs_log_walk(dev->log, dev->log_len, &g, 0, fn, arg, res);
+}
+
+/*
+ * The devices are known only from the log, so a device's geometry is kept
+ * with it and brought up to date with the entries appended since: each
+ * append checks its entry against it, and must not cost a walk of the
+ * whole log. Only ADD_DAXDEV entries change it; the scan stops at the
+ * first one that fails its checks, as a walk would.
+ */
+void famfs_dev_geometry(struct famfs_dev *dev, struct famfs_geometry *g)
+{
+	uint64_t next, slots;
+	struct famfs_omf_entry e;
+
+	if (!dev->geo_valid) {
+		famfs_sb_geometry(dev->sb, &dev->geo);
+		dev->geo_next = 0;
+		dev->geo_stuck = false;
+		dev->geo_valid = true;
+	}
+	if (dev->log && !dev->geo_stuck) {
+		slots = famfs_log_slots(dev->log_len);
+		next = __atomic_load_n(&dev->log->next_index, __ATOMIC_ACQUIRE);
+		if (next > slots)
+			next = slots;
+		if (next > dev->geo_next)
+			famfs_dev_invalidate(dev,
+					     famfs_log_entry(dev->log,
+							     dev->geo_next),
+					     (next - dev->geo_next) *
+						     sizeof(struct famfs_omf_entry));
+		for (; dev->geo_next < next; dev->geo_next++) {
+			memcpy(&e, famfs_log_entry(dev->log, dev->geo_next),
+			       sizeof(e));
+			if (e.type != FAMFS_ENTRY_ADD_DAXDEV)
+				continue;
+			if (famfs_entry_check(&e, dev->geo_next, &dev->geo)) {
+				dev->geo_stuck = true;
+				break;
+			}
+			famfs_geo_add(&dev->geo, &e.daxdev);
+		}
+	}
+	*g = dev->geo;
 }

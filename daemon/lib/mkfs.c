@@ -263,3 +263,157 @@ int famfs_kill_super(const char *path)
 	famfs_dev_close(&dev);
 	return rc;
 }
+
+/* ---- secondary devices --------------------------------------------------- */
+
+static int check_member_size(const struct famfs_dev *dev, uint64_t unit)
+{
+	if (dev->size < FAMFS_SB_REGION + unit)
+		return famfs_fail(ENOSPC, "%s is too small: %llu bytes; a device added to a famfs needs at least %llu bytes (%llu MiB)",
+				  dev->path, (unsigned long long)dev->size,
+				  (unsigned long long)(FAMFS_SB_REGION + unit),
+				  (unsigned long long)((FAMFS_SB_REGION + unit) >> 20));
+	if (dev->size % unit)
+		return famfs_fail(EINVAL, "%s is %llu bytes, not a multiple of the %llu-byte allocation unit",
+				  dev->path, (unsigned long long)dev->size,
+				  (unsigned long long)unit);
+	if (dev->size > FAMFS_MAX_DEV_SIZE)
+		return famfs_fail(EFBIG, "%s is %llu bytes, more than a famfs device may have",
+				  dev->path, (unsigned long long)dev->size);
+	return 0;
+}
+
+int famfs_devadd_check(const char *path, bool force)
+{
+	struct famfs_dev dev;
+	int rc = open_raw_device(path, &dev);
+
+	if (rc)
+		return rc;
+	rc = check_member_size(&dev, FAMFS_ALLOC_UNIT);
+	if (!rc && !force)
+		rc = check_unused(&dev);
+	famfs_dev_close(&dev);
+	return rc;
+}
+
+/*
+ * Refuse, even with -f, a device that already serves this famfs under
+ * another name: its primary (the same node or file), or one of its
+ * devices (the uuid in its superblock).
+ */
+static int check_not_ours(const struct famfs_dev *primary,
+			  const struct famfs_geometry *g,
+			  const struct famfs_dev *dev)
+{
+	struct famfs_dev_id a, b;
+	struct stat sa, sb;
+	int at;
+
+	if (primary->kind != FAMFS_DEV_META && stat(primary->path, &sa) == 0 &&
+	    stat(dev->path, &sb) == 0) {
+		famfs_dev_id_of(&sa, &a);
+		famfs_dev_id_of(&sb, &b);
+		if (famfs_dev_id_eq(&a, &b))
+			return famfs_fail(EEXIST, "%s is the primary device of this famfs",
+					  dev->path);
+	}
+	if (dev->sb->magic != FAMFS_SUPER_MAGIC ||
+	    dev->sb->crc != famfs_sb_crc(dev->sb) ||
+	    memcmp(dev->sb->fs_uuid, primary->sb->fs_uuid, FAMFS_UUID_LEN))
+		return 0;
+	if (!famfs_sb_is_secondary(dev->sb))
+		return famfs_fail(EEXIST, "%s is the primary device of this famfs",
+				  dev->path);
+	at = famfs_geo_find(g, dev->sb->dev_uuid);
+	if (at > 0)
+		return famfs_fail(EEXIST, "%s is device %d of this famfs already",
+				  dev->path, at);
+	return 0;
+}
+
+static void write_secondary_sb(struct famfs_dev *dev,
+			       const struct famfs_omf_superblock *p)
+{
+	struct famfs_omf_superblock *sb = dev->sb;
+
+	/* Never a valid superblock over a half-written one. */
+	sb->magic = 0;
+	famfs_dev_flush(dev, &sb->magic, sizeof(sb->magic));
+	memset(sb, 0, sizeof(*sb));
+	sb->version = FAMFS_SB_VERSION;
+	sb->alloc_unit = p->alloc_unit;
+	sb->omf_major = FAMFS_OMF_MAJOR;
+	sb->omf_minor = FAMFS_OMF_MINOR;
+	memcpy(sb->fs_uuid, p->fs_uuid, FAMFS_UUID_LEN);
+	uuid_generate(sb->dev_uuid);
+	memcpy(sb->system_uuid, p->system_uuid, FAMFS_UUID_LEN);
+	sb->flags = FAMFS_SB_SECONDARY;
+	sb->daxdev.size = dev->size;
+	memcpy(sb->daxdev.uuid, sb->dev_uuid, FAMFS_UUID_LEN);
+	/* A hint only, and cut short: hosts find the device by its uuid. */
+	memcpy(sb->daxdev.name, dev->path,
+	       strnlen(dev->path, sizeof(sb->daxdev.name) - 1));
+	sb->magic = FAMFS_SUPER_MAGIC;
+	sb->crc = famfs_sb_crc(sb);
+	famfs_dev_flush(dev, sb, sizeof(*sb));
+}
+
+int famfs_devadd(struct famfs_dev *primary, const char *path, bool force,
+		 uint32_t *index)
+{
+	struct famfs_omf_entry e;
+	struct famfs_geometry g;
+	struct famfs_dev dev;
+	int rc;
+
+	rc = famfs_dev_lock(primary);
+	if (rc)
+		return rc;
+	famfs_dev_invalidate(primary, primary->log, primary->log_len);
+	rc = famfs_log_check_header(primary->log, primary->log_len);
+	if (rc)
+		goto unlock;
+	famfs_dev_geometry(primary, &g);
+	if (primary->geo_stuck) {
+		rc = famfs_fail(EUCLEAN, "the log of %s is damaged; run famfs fsck first",
+				primary->path);
+		goto unlock;
+	}
+	if (famfs_geo_ndevs(&g) >= FAMFS_MAX_DEVS) {
+		rc = famfs_fail(ENOSPC, "this famfs has %d devices, the most it may have",
+				FAMFS_MAX_DEVS);
+		goto unlock;
+	}
+	rc = open_raw_device(path, &dev);
+	if (rc)
+		goto unlock;
+	rc = check_not_ours(primary, &g, &dev);
+	if (!rc)
+		rc = check_member_size(&dev, primary->sb->alloc_unit);
+	if (!rc && !force)
+		rc = check_unused(&dev);
+	if (!rc && dev.kind != FAMFS_DEV_DAX)
+		rc = wipe_signatures(&dev);
+	if (rc)
+		goto close;
+
+	write_secondary_sb(&dev, primary->sb);
+	/* The log entry is what makes it part of the famfs. */
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_ADD_DAXDEV;
+	e.daxdev.size = dev.size;
+	memcpy(e.daxdev.uuid, dev.sb->dev_uuid, FAMFS_UUID_LEN);
+	e.daxdev.index = famfs_geo_ndevs(&g);
+	rc = famfs_log_append(primary, &e);
+	if (rc)
+		goto close;
+	*index = e.daxdev.index;
+	/* Only a cache: a host that lacks it scans for the device. */
+	famfs_devmap_record(dev.sb->dev_uuid, primary->sb->fs_uuid, path);
+close:
+	famfs_dev_close(&dev);
+unlock:
+	famfs_dev_unlock(primary);
+	return rc;
+}

@@ -127,6 +127,8 @@ bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,
 	struct famfs_node *n;
 
 	/* Not applied yet (ENOMEM before it was taken): the next walk will. */
+	if (index < ns->nindex && e->type == FAMFS_ENTRY_ADD_DAXDEV)
+		famfs_alloc_add_dev(a, &e->daxdev);
 	if (index >= ns->nindex || e->type != FAMFS_ENTRY_FILE ||
 	    !famfs_alloc_mark_fmap(a, &e->file.fmap))
 		return false;

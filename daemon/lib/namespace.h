@@ -65,7 +65,8 @@ int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
  * entry the namespace has not taken yet claims nothing). When some of it
  * was claimed before and the entry made a node, flag the node as
  * overlapping and return true. Call it after every famfs_ns_apply(), in
- * log order: the first file to claim memory keeps it.
+ * log order: the first file to claim memory keeps it. An ADD_DAXDEV
+ * entry adds its device to @a.
  */
 bool famfs_ns_claim(struct famfs_ns *ns, struct famfs_alloc *a,
 		    const struct famfs_omf_entry *e, uint64_t index);

@@ -85,7 +85,7 @@ int famfs_writer_lend(struct famfs_writer *w, struct famfs_dev *dev,
 	w->ns = ns;
 	w->alloc = alloc;
 	w->borrowed = true;
-	famfs_sb_geometry(dev->sb, &w->g);
+	famfs_dev_geometry(dev, &w->g);
 	return 0;
 }
 

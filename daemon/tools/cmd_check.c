@@ -152,7 +152,7 @@ int cmd_check(int argc, char **argv)
 		famfs_dev_close(&dev);
 		return CHK_SUPERBLOCK | CHK_LOG;
 	}
-	famfs_sb_geometry(dev.sb, &ck.g);
+	famfs_dev_geometry(&dev, &ck.g);
 	if (famfs_ns_load(&dev, &ck.ns, &walk, NULL)) {
 		fprintf(stderr, "famfs check: %s/.meta/.log: %s%s\n", dev.path,
 			famfs_errmsg(),

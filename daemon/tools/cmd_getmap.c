@@ -148,7 +148,7 @@ static int getmap_one(const char *device, const char *file, int quiet)
 			fprintf(stderr, "famfs getmap: %s is a directory\n", file);
 		rc = GM_NOT_REG;
 	} else {
-		famfs_sb_geometry(fs.dev.sb, &g);
+		famfs_dev_geometry(&fs.dev, &g);
 		if (famfs_fmap_check(&n->fmap, n->size, &g)) {
 			if (!quiet)
 				fprintf(stderr, "famfs getmap: %s: bad map in the log: %s\n",

@@ -11,11 +11,14 @@
 #include "libfamfs.h"
 #include "namespace.h"
 
-static const struct famfs_geometry g = {
+static const struct famfs_geometry primary = {
 	.dev_size = 1ULL << 30,
 	.alloc_unit = 2ULL << 20,
 	.data_start = 10ULL << 20,
 };
+
+/* the walk's geometry: ADD_DAXDEV entries add devices to it */
+static struct famfs_geometry g;
 
 struct state {
 	struct famfs_ns ns;
@@ -25,8 +28,9 @@ struct state {
 static void in_device(uint64_t devindex, uint64_t off, uint64_t len, void *arg)
 {
 	(void)arg;
-	if (devindex != 0 || off < g.data_start || off + len > g.dev_size ||
-	    off + len < off)
+	if (devindex >= famfs_geo_ndevs(&g) ||
+	    off < famfs_geo_data_start(&g, devindex) ||
+	    off + len > famfs_geo_dev_size(&g, devindex) || off + len < off)
 		abort();
 }
 
@@ -39,6 +43,8 @@ static int apply(const struct famfs_omf_entry *e, uint64_t index, void *arg)
 		famfs_fmap_for_each_range(&e->file.fmap, in_device, NULL);
 		famfs_alloc_mark_fmap(&s->alloc, &e->file.fmap);
 	}
+	if (e->type == FAMFS_ENTRY_ADD_DAXDEV)
+		famfs_alloc_add_dev(&s->alloc, &e->daxdev);
 	return 0;
 }
 
@@ -62,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (log->next_index > slots && (log->next_index & 1))
 		log->next_index = slots;
 	famfs_ns_init(&s.ns, 0755, 0, 0);
+	g = primary;
 	famfs_alloc_init(&s.alloc, &g);
 	famfs_log_walk(log, size, &g, 0, apply, &s, &walk);
 	if (walk.valid > slots)

@@ -30,7 +30,7 @@ static void put(const char *dir, const char *sub, const char *name,
 
 int main(int argc, char **argv)
 {
-	enum { N = 4 };
+	enum { N = 5 };
 	static uint8_t logbuf[sizeof(struct famfs_omf_log) +
 			      N * sizeof(struct famfs_omf_entry)];
 	struct famfs_omf_log *log = (struct famfs_omf_log *)logbuf;
@@ -82,7 +82,19 @@ int main(int argc, char **argv)
 			(100ULL + 100 * (uint64_t)i) << 20;
 		e[2].file.fmap.interleave.ie[0].strips[i].len = 4ULL << 20;
 	}
+	/* a second device, and a file on it */
 	e[3].type = FAMFS_ENTRY_ADD_DAXDEV;
+	e[3].daxdev.index = 1;
+	e[3].daxdev.size = 256ULL << 20;
+	memset(e[3].daxdev.uuid, 0x5a, sizeof(e[3].daxdev.uuid));
+	e[4].type = FAMFS_ENTRY_FILE;
+	strcpy(e[4].file.relpath, "second");
+	e[4].file.size = 2ULL << 20;
+	e[4].file.fmap.ext_type = FAMFS_EXT_SIMPLE;
+	e[4].file.fmap.simple.nextents = 1;
+	e[4].file.fmap.simple.se[0].devindex = 1;
+	e[4].file.fmap.simple.se[0].offset = 2ULL << 20;
+	e[4].file.fmap.simple.se[0].len = 2ULL << 20;
 	for (int i = 0; i < N; i++) {
 		e[i].seqnum = (uint64_t)i;
 		e[i].crc = famfs_entry_crc(&e[i]);
@@ -95,5 +107,7 @@ int main(int argc, char **argv)
 	    &fsize, sizeof(fsize));
 	put(argv[1], "fmap", "striped", &e[2].file.fmap, sizeof(e[2].file.fmap),
 	    &e[2].file.size, sizeof(fsize));
+	put(argv[1], "fmap", "second", &e[4].file.fmap, sizeof(e[4].file.fmap),
+	    &e[4].file.size, sizeof(fsize));
 	return 0;
 }

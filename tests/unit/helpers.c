@@ -21,6 +21,7 @@ __attribute__((constructor)) static void line_buffered_stdout(void)
 
 void scratch_make(struct scratch *s, uint64_t size)
 {
+	char path[128];
 	FILE *f;
 
 	snprintf(s->dir, sizeof(s->dir), "/tmp/famfs-unit.XXXXXX");
@@ -32,6 +33,9 @@ void scratch_make(struct scratch *s, uint64_t size)
 	assert_int_equal(ftruncate(fileno(f), (off_t)size), 0);
 	fclose(f);
 	setenv("FAMFS_SYSTEM_UUID_FILE", s->uuid_file, 1);
+	/* where this "host" records the devices it found: never the real map */
+	snprintf(path, sizeof(path), "%s/devmap", s->dir);
+	setenv("FAMFS_DEVMAP", path, 1);
 }
 
 void scratch_mkfs(struct scratch *s, uint64_t size)

@@ -28,12 +28,12 @@ static void first_fit_skips_used_space(void **state)
 	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
 	assert_int_equal(f.simple.se[0].offset, 10 * MiB);
 	assert_int_equal(f.simple.se[0].len, 2 * MiB);
-	assert_int_equal(famfs_alloc_mark(&a, 14 * MiB, 2 * MiB), 0);
+	assert_int_equal(famfs_alloc_mark(&a, 0, 14 * MiB, 2 * MiB), 0);
 	assert_int_equal(famfs_alloc_contig(&a, 3 * MiB, &f), 0);
 	assert_int_equal(f.simple.se[0].offset, 16 * MiB); /* 12 alone is too short */
 	assert_int_equal(famfs_alloc_contig(&a, 2 * MiB, &f), 0);
 	assert_int_equal(f.simple.se[0].offset, 12 * MiB); /* the hole is reused */
-	assert_int_equal(famfs_alloc_mark(&a, 12 * MiB, 4 * MiB), 2);
+	assert_int_equal(famfs_alloc_mark(&a, 0, 12 * MiB, 4 * MiB), 2);
 	famfs_alloc_release(&a);
 }
 
@@ -126,7 +126,7 @@ static void failed_interleave_gives_space_back(void **state)
 	(void)state;
 	assert_int_equal(famfs_alloc_init(&a, &g), 0);
 	/* fill the second bucket so only one strip can be placed */
-	famfs_alloc_mark(&a, 128 * MiB, 128 * MiB);
+	famfs_alloc_mark(&a, 0, 128 * MiB, 128 * MiB);
 	used = a.used;
 	assert_int_equal(famfs_alloc_interleaved(&a, 8 * MiB, &il, &f), -ENOSPC);
 	assert_int_equal(a.used, used);
@@ -152,9 +152,12 @@ static void bad_interleave_params(void **state)
 /* Upstream's 1 GiB bucket floor, from its 4 GiB device minimum up. */
 static void buckets_of_a_gib_on_big_devices(void **state)
 {
-	struct famfs_geometry big = { 4ULL << 30, 2 * MiB, 10 * MiB };
-	struct famfs_geometry small = { (4ULL << 30) - 2 * MiB, 2 * MiB,
-					10 * MiB };
+	struct famfs_geometry big = { .dev_size = 4ULL << 30,
+				      .alloc_unit = 2 * MiB,
+				      .data_start = 10 * MiB };
+	struct famfs_geometry small = { .dev_size = (4ULL << 30) - 2 * MiB,
+					.alloc_unit = 2 * MiB,
+					.data_start = 10 * MiB };
 	struct famfs_interleave il = { 4, 2, 2 * MiB };
 
 	(void)state;
@@ -184,7 +187,7 @@ static void grow_in_place_then_as_much_again(void **state)
 	assert_int_equal(famfs_alloc_grow(&a, &f, 6 * MiB), 0);
 	assert_int_equal(a.used, 5 + 3);
 	/* another file right after it: a new extent of as much again */
-	assert_int_equal(famfs_alloc_mark(&a, 16 * MiB, 2 * MiB), 0);
+	assert_int_equal(famfs_alloc_mark(&a, 0, 16 * MiB, 2 * MiB), 0);
 	assert_int_equal(famfs_alloc_grow(&a, &f, 7 * MiB), 0);
 	assert_int_equal(f.simple.nextents, 2);
 	assert_int_equal(f.simple.se[1].offset, 18 * MiB);
@@ -195,14 +198,14 @@ static void grow_in_place_then_as_much_again(void **state)
 	assert_int_equal(f.simple.nextents, 2);
 	assert_int_equal(f.simple.se[1].len, 2 * MiB);
 	assert_int_equal(a.used, 5 + 1 + 3 + 1);
-	assert_false(famfs_alloc_used(&a, 10));
+	assert_false(famfs_alloc_used(&a, 0, 10));
 	/* down to one unit; an extent with nothing left is dropped */
 	famfs_alloc_trim(&a, &f, 0);
 	assert_int_equal(f.simple.nextents, 1);
 	assert_int_equal(f.simple.se[0].len, 2 * MiB);
 	assert_int_equal(a.used, 5 + 1 + 1);
-	famfs_alloc_free(&a, 10 * MiB, 2 * MiB);
-	famfs_alloc_free(&a, 10 * MiB, 2 * MiB); /* twice changes nothing */
+	famfs_alloc_free(&a, 0, 10 * MiB, 2 * MiB);
+	famfs_alloc_free(&a, 0, 10 * MiB, 2 * MiB); /* twice changes nothing */
 	assert_int_equal(a.used, 5 + 1);
 	famfs_alloc_release(&a);
 }
@@ -220,7 +223,7 @@ static void grow_stops_cleanly(void **state)
 	before = f;
 	used = a.used;
 	assert_int_equal(famfs_alloc_grow(&a, &f, 300 * MiB), -EFBIG);
-	assert_int_equal(famfs_alloc_mark(&a, 12 * MiB, 200 * MiB), 0);
+	assert_int_equal(famfs_alloc_mark(&a, 0, 12 * MiB, 200 * MiB), 0);
 	assert_int_equal(famfs_alloc_grow(&a, &f, 100 * MiB), -ENOSPC);
 	assert_memory_equal(&f, &before, sizeof(f));
 	assert_int_equal(a.used, used + 100);
@@ -229,7 +232,7 @@ static void grow_stops_cleanly(void **state)
 	/* every other unit taken: one extent a unit, then no 17th */
 	assert_int_equal(famfs_alloc_init(&a, &g), 0);
 	for (uint64_t off = 12 * MiB; off < 256 * MiB; off += 4 * MiB)
-		famfs_alloc_mark(&a, off, 2 * MiB);
+		famfs_alloc_mark(&a, 0, off, 2 * MiB);
 	memset(&f, 0, sizeof(f));
 	for (int i = 1; i <= 16; i++)
 		assert_int_equal(famfs_alloc_grow(&a, &f, i * 2 * MiB), 0);

@@ -47,18 +47,18 @@ static struct famfs_omf_fmap striped(void)
 static void simple_maps_resolve_in_order(void **state)
 {
 	struct famfs_omf_fmap f = simple2();
-	uint64_t dev, contig;
+	uint64_t di, dev, contig;
 
 	(void)state;
 	assert_int_equal(famfs_fmap_check(&f, 6 * MiB, &g), 0);
 	assert_int_equal(famfs_fmap_capacity(&f), 6 * MiB);
-	assert_int_equal(famfs_fmap_resolve(&f, 0, &dev, &contig), 0);
+	assert_int_equal(famfs_fmap_resolve(&f, 0, &di, &dev, &contig), 0);
 	assert_int_equal(dev, 100 * MiB);
 	assert_int_equal(contig, 4 * MiB);
-	assert_int_equal(famfs_fmap_resolve(&f, 4 * MiB + 5, &dev, &contig), 0);
+	assert_int_equal(famfs_fmap_resolve(&f, 4 * MiB + 5, &di, &dev, &contig), 0);
 	assert_int_equal(dev, 20 * MiB + 5);
 	assert_int_equal(contig, 2 * MiB - 5);
-	assert_int_equal(famfs_fmap_resolve(&f, 6 * MiB, &dev, &contig), -ERANGE);
+	assert_int_equal(famfs_fmap_resolve(&f, 6 * MiB, &di, &dev, &contig), -ERANGE);
 }
 
 static void bad_simple_maps_are_refused(void **state)
@@ -115,7 +115,7 @@ static void a_geometry_of_zeros_is_refused(void **state)
 static void interleave_follows_the_formula(void **state)
 {
 	struct famfs_omf_fmap f = striped();
-	uint64_t dev, contig, off;
+	uint64_t di, dev, contig, off;
 
 	(void)state;
 	assert_int_equal(famfs_fmap_check(&f, 12 * MiB, &g), 0);
@@ -127,11 +127,11 @@ static void interleave_follows_the_formula(void **state)
 		uint64_t want = (100 + 100 * strip) * MiB + stripe * 2 * MiB +
 				off % (2 * MiB);
 
-		assert_int_equal(famfs_fmap_resolve(&f, off, &dev, &contig), 0);
+		assert_int_equal(famfs_fmap_resolve(&f, off, &di, &dev, &contig), 0);
 		assert_int_equal(dev, want);
 		assert_int_equal(contig, 2 * MiB - off % (2 * MiB));
 	}
-	assert_int_equal(famfs_fmap_resolve(&f, 12 * MiB, &dev, &contig), -ERANGE);
+	assert_int_equal(famfs_fmap_resolve(&f, 12 * MiB, &di, &dev, &contig), -ERANGE);
 }
 
 static void bad_interleaves_are_refused(void **state)
