@@ -106,8 +106,9 @@ static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
 }
 
 /*
- * GET_DAXDEV: we serve one device, index 0 (ADD_DAXDEV is not yet used).
- * Our kernel names the index in a fuse_get_daxdev_in body; upstream's
+ * GET_DAXDEV: the device of an index the log has added, by the name it has
+ * on this host; ENODEV for one that is missing here, so that only the
+ * files on it fail. Our kernel names the index in a fuse_get_daxdev_in body; upstream's
  * series sends no body and carries the index in the header's nodeid.
  */
 static size_t get_daxdev(struct fused *fs, const struct fuse_in_header *ih,
@@ -115,7 +116,9 @@ static size_t get_daxdev(struct fused *fs, const struct fuse_in_header *ih,
 			 size_t outsz)
 {
 	struct fuse_get_daxdev_in in;
+	const struct famfs_dev *dev;
 	struct fuse_daxdev_out d;
+	const char *name;
 	uint64_t index;
 
 	fs->get_daxdevs++;
@@ -127,16 +130,23 @@ static size_t get_daxdev(struct fused *fs, const struct fuse_in_header *ih,
 	} else {
 		return reply_err(ih, EINVAL, out);
 	}
-	if (index != 0)
+	if (index >= famfs_geo_ndevs(&fs->g))
 		return reply_err(ih, EINVAL, out);
+	dev = famfs_dev_member(&fs->dev, index);
+	if (!dev) {
+		fused_log(L_ERR, "GET_DAXDEV %llu: that device of this famfs is missing on this host",
+			  (unsigned long long)index);
+		return reply_err(ih, ENODEV, out);
+	}
+	name = index ? dev->path : fs->devpath;
 	if (outsz < sizeof(struct fuse_out_header) + sizeof(d))
 		return reply_err(ih, ENOSPC, out);
 	memset(&d, 0, sizeof(d));
-	d.index = 0;
+	d.index = (uint16_t)index;
 	/* A longer path cannot be named: refuse rather than cut it. */
-	if (strlen(fs->devpath) >= sizeof(d.name))
+	if (strlen(name) >= sizeof(d.name))
 		return reply_err(ih, ENAMETOOLONG, out);
-	memcpy(d.name, fs->devpath, strlen(fs->devpath));
+	memcpy(d.name, name, strlen(name));
 	memcpy(out + sizeof(struct fuse_out_header), &d, sizeof(d));
 	return reply_ok(ih, out, sizeof(d));
 }

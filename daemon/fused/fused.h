@@ -120,6 +120,14 @@ struct fused {
 	struct famfs_alloc alloc;
 	uint64_t overlapping;
 
+	/*
+	 * The famfs's other devices (fs->dev.member[]): how many the log
+	 * named at the last look for them, and how many were missing.
+	 */
+	uint32_t members_seen, members_missing;
+	int64_t members_retry; /* when to look for the missing ones again */
+	bool bind_members;     /* put them on the kernel's famfs dax driver */
+
 	int64_t mount_time;
 	/* this daemon's start; connections taken over (takeover.c) */
 	int64_t start_time;
@@ -169,6 +177,11 @@ void fused_monitor_stop(struct fused *fs);
 
 /* ---- the namespace, kept current from the log (refresh.c) ---- */
 int fused_load(struct fused *fs);
+/*
+ * Open the devices the log added since the last call, and look again for
+ * missing ones now and then; says in the log which are missing.
+ */
+void fused_members_sync(struct fused *fs);
 /* Apply entries appended since the last call; returns how many, or < 0. */
 int fused_refresh(struct fused *fs);
 

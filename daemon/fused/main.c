@@ -465,6 +465,7 @@ static bool prepare_dax(struct fused *fs, const struct opts *o)
 	if (famfs_dax_bind(fs->devpath) == 0) {
 		fused_log(L_NOTICE, "%s: dax driver %s", fs->devpath,
 			  famfs_kernel_dax_driver());
+		fs->bind_members = true;
 		return true;
 	}
 	if (o->fallback == FALLBACK_NO)

@@ -135,7 +135,9 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "read_splice=%d\n"
 		     "spliced_reads=%llu\n"
 		     "data_readonly=%d\n"
-		     "map_replies=%d\n",
+		     "map_replies=%d\n"
+		     "devices=%u\n"
+		     "devices_missing=%u\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -157,7 +159,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->lookups,
 		     (unsigned long long)fs->lookup_misses, fs->splice_reads,
 		     (unsigned long long)fs->spliced_reads, fs->data_ro,
-		     fs->map_replies);
+		     fs->map_replies, famfs_geo_ndevs(&fs->g),
+		     fs->members_missing);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	if (n < 0)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "fused.h"
 
@@ -89,9 +90,47 @@ int fused_refresh(struct fused *fs)
 		fused_log(L_DEBUG, "log: applied entries %llu..%llu",
 			  (unsigned long long)before,
 			  (unsigned long long)fs->ns.nindex - 1);
+	if (famfs_geo_ndevs(&fs->g) != fs->members_seen || fs->members_missing)
+		fused_members_sync(fs);
 	if (rc < 0 && !walk.bad)
 		return rc;
 	return (int)(fs->ns.nindex - before);
+}
+
+/* Looking for a device scans /dev: not on every lookup miss. */
+#define MEMBERS_RETRY_SECONDS 10
+
+static int64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+void fused_members_sync(struct fused *fs)
+{
+	unsigned int flags = fs->data_ro ? 0 : FAMFS_OPEN_RW;
+	uint32_t n = famfs_geo_ndevs(&fs->g);
+	struct famfs_members res;
+	int64_t now = now_s();
+
+	if (n == fs->members_seen &&
+	    (!fs->members_missing || now < fs->members_retry))
+		return;
+	if (fs->bind_members)
+		flags |= FAMFS_OPEN_BIND_DAX;
+	famfs_dev_open_members(&fs->dev, flags, &res);
+	if (res.missing && (res.missing != fs->members_missing ||
+			    n != fs->members_seen))
+		fused_log(L_ERR, "%u of the %u devices of this famfs are missing on this host; files on them fail with EIO (%s)",
+			  res.missing, n, res.why);
+	else if (!res.missing && n > 1 &&
+		 (fs->members_missing || n != fs->members_seen))
+		fused_log(L_NOTICE, "all %u devices of this famfs are open", n);
+	fs->members_seen = n;
+	fs->members_missing = res.missing;
+	fs->members_retry = now + MEMBERS_RETRY_SECONDS;
 }
 
 int fused_load(struct fused *fs)
