@@ -15,6 +15,8 @@ struct famfs_command {
 };
 
 int cmd_check(int argc, char **argv);
+int cmd_daxdev(int argc, char **argv);
+int cmd_devadd(int argc, char **argv);
 int cmd_chkread(int argc, char **argv);
 int cmd_clone(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
@@ -99,5 +101,14 @@ struct fsck_args {
 /* fsck's codes are e2fsck's (FAMFS_FSCK_*), not CLI_*. */
 bool fsck_parse(int argc, char **argv, struct fsck_args *a, int *code);
 int fsck_run(const struct fsck_args *a);
+
+struct devadd_args {
+	const char *target; /* a mount point, or the primary device */
+	const char *device; /* the device to add */
+	bool force;
+	int verbose;
+};
+bool devadd_parse(int argc, char **argv, struct devadd_args *a, int *code);
+int devadd_run(const struct devadd_args *a);
 
 #endif

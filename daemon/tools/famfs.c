@@ -14,6 +14,8 @@ static const struct famfs_command commands[] = {
 	{ "status", "list mounted famfs file systems and their health", cmd_status },
 	{ "fsck", "check a famfs on a device or a mounted famfs", cmd_fsck },
 	{ "check", "check that every file in a mount is mapped by the log", cmd_check },
+	{ "devadd", "add a device to a famfs", cmd_devadd },
+	{ "daxdev", "list a famfs's devices and where this host finds them", cmd_daxdev },
 	{ "mkdir", "create directories", cmd_mkdir },
 	{ "creat", "create (allocate) files, optionally filled with a pattern", cmd_creat },
 	{ "cp", "copy files and directory trees into a famfs", cmd_cp },

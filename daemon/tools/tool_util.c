@@ -118,6 +118,24 @@ void json_fs_usage(struct json_object *o, const struct famfs_fsck *r)
 	jadd_u64(space, "device", r->dev_size);
 	jadd_u64(space, "used", r->space_used);
 	jadd_u64(space, "free", r->space_free);
+	json_fs_devices(jadd_array(o, "devices"), r);
+}
+
+void json_fs_devices(struct json_object *a, const struct famfs_fsck *r)
+{
+	char u[37];
+
+	for (uint32_t i = 0; i < r->ndevs; i++) {
+		struct json_object *d = json_object_new_object();
+
+		json_object_array_add(a, d);
+		jadd_u64(d, "index", i);
+		famfs_uuid_str(r->devs[i].uuid, u);
+		jadd_str(d, "uuid", u);
+		jadd_u64(d, "size", r->devs[i].size);
+		jadd_u64(d, "used", r->devs[i].used);
+		jadd_u64(d, "free", r->devs[i].free);
+	}
 }
 
 void json_fs_log(struct json_object *log, const struct famfs_fsck *r)
@@ -141,8 +159,24 @@ void print_fs_usage(const struct famfs_fsck *r, int width)
 	       (unsigned long long)r->files,
 	       human_size(r->bytes_in_files, a, sizeof(a)),
 	       (unsigned long long)r->dirs);
-	printf("  %-*s%s used, %s free of %s\n", width, "space:",
+	if (r->ndevs <= 1) {
+		printf("  %-*s%s used, %s free of %s\n", width, "space:",
+		       human_size(r->space_used, a, sizeof(a)),
+		       human_size(r->space_free, b, sizeof(b)),
+		       human_size(r->dev_size, c, sizeof(c)));
+		return;
+	}
+	printf("  %-*s%s used, %s free, on %u devices\n", width, "space:",
 	       human_size(r->space_used, a, sizeof(a)),
-	       human_size(r->space_free, b, sizeof(b)),
-	       human_size(r->dev_size, c, sizeof(c)));
+	       human_size(r->space_free, b, sizeof(b)), r->ndevs);
+	for (uint32_t i = 0; i < r->ndevs; i++) {
+		char u[37], label[32];
+
+		famfs_uuid_str(r->devs[i].uuid, u);
+		snprintf(label, sizeof(label), "device %u:", i);
+		printf("  %-*s%s: %s used, %s free of %s\n", width, label, u,
+		       human_size(r->devs[i].used, a, sizeof(a)),
+		       human_size(r->devs[i].free, b, sizeof(b)),
+		       human_size(r->devs[i].size, c, sizeof(c)));
+	}
 }

@@ -40,6 +40,8 @@ void print_fs_warnings(const struct famfs_fsck *r, int width,
 void json_fs_warnings(struct json_object *o, const struct famfs_fsck *r);
 /* "files","directories","bytes_in_files","space":{...} into @o */
 void json_fs_usage(struct json_object *o, const struct famfs_fsck *r);
+/* Each device of the famfs into the array @a: index, uuid, size, used, free */
+void json_fs_devices(struct json_object *a, const struct famfs_fsck *r);
 /* "bytes","slots","used" of the log into @log */
 void json_fs_log(struct json_object *log, const struct famfs_fsck *r);
 

@@ -131,6 +131,8 @@ class Host:
         self.env["FAMFS_SYSTEM_UUID_FILE"] = self.uuid_file
         self.env["FAMFS_FUSED"] = FUSED
         self.env["FAMFS_CONF"] = os.path.join(tmp, "famfs.conf")
+        # where this host last found each device of a famfs (its own)
+        self.env["FAMFS_DEVMAP"] = os.path.join(tmp, "devmap-" + name)
         self.env.pop("NOTIFY_SOCKET", None)
 
     def famfs(self, *args, check=True, timeout=60):
