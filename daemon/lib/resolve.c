@@ -468,9 +468,12 @@ static int explain_missing(struct famfs_dev *dev, const struct famfs_geometry *g
 	int crc;
 
 	famfs_uuid_str(g->dev[i].uuid, u);
-	if (rc != -ENOENT || !devmap_lookup(g->dev[i].uuid, path, sizeof(path)))
+	if (rc != -ENOENT)
 		return famfs_fail(-rc, "device %u (uuid %s): %s", i, u,
 				  famfs_errmsg());
+	if (!devmap_lookup(g->dev[i].uuid, path, sizeof(path)))
+		return famfs_fail(ENOENT, "device %u (uuid %s) is not found on this host (an image file must be named once: famfs daxdev refresh PATH)",
+				  i, u);
 	if (famfs_dev_open(path, 0, &m))
 		return famfs_fail(ENOENT, "device %u (uuid %s) is not found on this host; where it was last seen: %s",
 				  i, u, famfs_errmsg());

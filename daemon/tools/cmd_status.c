@@ -114,7 +114,8 @@ static void print_kmod(const struct kmod *k)
 	famfs_say_kernel_driver(stdout, "");
 }
 
-#define MAX_KV 32
+/* The daemon's .meta/.status has 44 lines; room for what comes next. */
+#define MAX_KV 64
 
 struct mnt {
 	char source[PATH_MAX], dir[PATH_MAX], type[64];
@@ -238,6 +239,10 @@ static void read_status(struct mnt *m)
 		problem(m, "the kernel marked the device failed after a memory error (famfs_health: %s): its files give EIO and SIGBUS, the log is not read; unmount, then bind the device to famfs_dax again",
 			kv(m, "device_health"));
 	}
+	if (kv(m, "devices_missing") && strcmp(kv(m, "devices_missing"), "0"))
+		problem(m, "%s of the %s devices of this famfs are missing on this host: the files on them give EIO (famfs daxdev %s names them)",
+			kv(m, "devices_missing"),
+			kv(m, "devices") ? kv(m, "devices") : "?", m->dir);
 	if (kv(m, "device_health") && !strcmp(kv(m, "device_health"), "lost")) {
 		m->device_failed = true;
 		problem(m, "%s",
@@ -264,9 +269,18 @@ static void read_fs(struct mnt *m)
 		problem(m, "%s", famfs_errmsg());
 	} else {
 		m->fsck_ok = true;
-		if (famfs_fsck_status(&m->r) != FAMFS_FSCK_CLEAN)
-			problem(m, "%s", m->r.nproblems ? m->r.problems[0] :
-					 "famfs fsck finds errors");
+		const char *first = NULL;
+
+		/* each missing device, by its uuid; then the first other */
+		for (unsigned int i = 0; i < m->r.nproblems; i++) {
+			if (!strncmp(m->r.problems[i], "device ", 7))
+				problem(m, "%s", m->r.problems[i]);
+			else if (!first)
+				first = m->r.problems[i];
+		}
+		if (famfs_fsck_status(&m->r) != FAMFS_FSCK_CLEAN &&
+		    (first || !m->r.nproblems))
+			problem(m, "%s", first ? first : "famfs fsck finds errors");
 	}
 	famfs_dev_close(&dev);
 }
