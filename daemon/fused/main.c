@@ -460,6 +460,7 @@ static bool prepare_dax(struct fused *fs, const struct opts *o)
 
 		if (err)
 			die("%s", err);
+		fs->bind_members = true;
 		return true;
 	}
 	if (famfs_dax_bind(fs->devpath) == 0) {

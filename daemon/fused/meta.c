@@ -163,6 +163,15 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     fs->members_missing);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
+	/* where this host found each added device: what fsck of the mount
+	 * reports on a kernel whose driver hides them (fsdev_dax) */
+	for (uint32_t i = 1; i < famfs_geo_ndevs(&fs->g); i++) {
+		const struct famfs_dev *d = famfs_dev_member(&fs->dev, i);
+
+		if (n >= 0 && (size_t)n < len && d)
+			n += snprintf(buf + n, len - (size_t)n,
+				      "member.%u=%s\n", i, d->path);
+	}
 	if (n < 0)
 		return 0;
 	return (size_t)n < len ? (size_t)n : len - 1;

@@ -89,10 +89,23 @@ const char *fused_metamap_begin(struct fused *fs)
 	return NULL;
 }
 
+/* The other devices, kept by name, outlive the mapping of the primary. */
+static void move_members(struct famfs_dev *to, struct famfs_dev *from)
+{
+	if (to == from)
+		return;
+	memcpy(to->member, from->member, sizeof(to->member));
+	memset(from->member, 0, sizeof(from->member));
+}
+
 const char *fused_metamap_handoff(struct fused *fs)
 {
+	struct famfs_dev keep = { 0 };
+
 	fs->sb_copy = *fs->dev.sb;
+	move_members(&keep, &fs->dev);
 	famfs_dev_close(&fs->dev);
+	move_members(&fs->dev, &keep);
 	fs->dev.sb = &fs->sb_copy;
 	fused_devloss_arm(fs);
 	if (!famfs_dax_bind(fs->devpath))
@@ -107,6 +120,7 @@ const char *fused_metamap_handoff(struct fused *fs)
 static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
 		    int logfd)
 {
+	move_members(dev, &fs->dev);
 	fs->dev = *dev;
 	fs->sb_copy = *dev->sb;
 	fused_devloss_arm(fs);

@@ -187,10 +187,11 @@ static int open_meta(const char *path, bool rw, struct famfs_dev *dev)
 	return map_meta(root, sbfd, logfd, rw, dev);
 }
 
-static int open_raw(const char *path, bool rw, struct famfs_dev *dev)
+static int open_raw(const char *path, bool rw, bool rebind,
+		    struct famfs_dev *dev)
 {
 	struct stat st;
-	int rc = famfs_dax_make_readable(path);
+	int rc = rebind ? famfs_dax_make_readable(path) : 0;
 
 	if (rc)
 		return rc;
@@ -261,8 +262,9 @@ int famfs_dev_open(const char *path, unsigned int flags, struct famfs_dev *dev)
 		rc = famfs_fail(errno, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	rc = S_ISDIR(st.st_mode) ? open_meta(path, rw, dev) :
-				   open_raw(path, rw, dev);
+	rc = S_ISDIR(st.st_mode) ?
+		     open_meta(path, rw, dev) :
+		     open_raw(path, rw, !(flags & FAMFS_OPEN_NO_REBIND), dev);
 	if (rc)
 		goto fail;
 	rc = map_log_if_valid(dev);

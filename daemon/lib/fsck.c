@@ -4,6 +4,7 @@
  * the namespace the entries build, and that no two files share memory.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -146,17 +147,28 @@ static void check_member(struct famfs_dev *dev, uint32_t i,
 			 struct famfs_fsck *r)
 {
 	struct famfs_fsck_dev *d = &r->devs[i];
-	const struct famfs_dev *m;
+	char key[32], served[PATH_MAX];
+	const char *path = served;
 
-	if (i > 0 && famfs_dev_open_member(dev, i, 0)) {
-		r->missing++;
-		problem(r, "%s", famfs_errmsg());
-		return;
+	if (i == 0 || !famfs_dev_open_member(dev, i, 0)) {
+		path = famfs_dev_member(dev, i)->path;
+	} else {
+		/*
+		 * Not readable here: the daemon of a mount checked the device
+		 * when it took it (on 7.3 the kernel's driver then hides it).
+		 */
+		snprintf(key, sizeof(key), "member.%u", i);
+		if (dev->kind != FAMFS_DEV_META ||
+		    famfs_mount_status(dev->path, key, served,
+				       sizeof(served))) {
+			r->missing++;
+			problem(r, "%s", famfs_errmsg());
+			return;
+		}
 	}
-	m = famfs_dev_member(dev, i);
 	d->present = true;
 	/* a device path longer than this is cut: it is shown, not used */
-	memcpy(d->path, m->path, strnlen(m->path, sizeof(d->path) - 1));
+	memcpy(d->path, path, strnlen(path, sizeof(d->path) - 1));
 }
 
 int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)

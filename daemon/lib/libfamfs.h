@@ -296,6 +296,11 @@ enum famfs_dev_kind {
 #define FAMFS_OPEN_RW (1u << 0)
 /* famfs_dev_open_members(): bind devdax members as famfs_dax_bind() does */
 #define FAMFS_OPEN_BIND_DAX (1u << 1)
+/*
+ * Never move a devdax node to a driver whose node can be read: a device
+ * we only look at may be another mount's (famfs_dax_make_readable()).
+ */
+#define FAMFS_OPEN_NO_REBIND (1u << 2)
 
 struct famfs_dev {
 	char path[4096];
@@ -614,6 +619,12 @@ bool famfs_mount_opts_root(const char *opts);
  */
 bool famfs_id_mounted(const struct famfs_dev_id *id, bool famfs_only,
 		      char *where, size_t len, bool *rw);
+/*
+ * One value of the daemon's <root>/.meta/.status (the mount at @root);
+ * -ENOENT if the key is absent, -errno if the file cannot be read.
+ */
+int famfs_mount_status(const char *root, const char *key, char *val,
+		       size_t len);
 /* famfs_id_mounted() of the device or image file @path, any mount. */
 bool famfs_dev_mounted(const char *path, char *where, size_t len);
 

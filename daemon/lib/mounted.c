@@ -177,3 +177,27 @@ bool famfs_dev_mounted(const char *path, char *where, size_t len)
 	famfs_dev_id_of(&st, &id);
 	return famfs_id_mounted(&id, false, where, len, NULL);
 }
+
+int famfs_mount_status(const char *root, const char *key, char *val,
+		       size_t len)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX + 64];
+	size_t klen = strlen(key);
+	int rc = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.meta/.status", root);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != '=')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(val, len, "%s", line + klen + 1);
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}

@@ -68,7 +68,7 @@ static bool candidate_matches(const char *path, const uint8_t *fs_uuid,
 		     strcmp(driver, "famfs_dax")))
 			return false;
 	}
-	if (famfs_dev_open(path, 0, &dev))
+	if (famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &dev))
 		return false;
 	famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
 	ok = dev.sb->magic == FAMFS_SUPER_MAGIC &&
@@ -228,13 +228,14 @@ static int map_write(const struct map *m)
 	FILE *out;
 	int fd, rc = 0;
 
+	/* its directory and those above it (/var/lib on a bare system) */
 	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
+	for (slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 			return famfs_fail(errno, "cannot make %s: %s", dir,
 					  strerror(errno));
+		*slash = '/';
 	}
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -405,20 +406,22 @@ const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
 static int open_member(struct famfs_dev *dev, const struct famfs_geometry *g,
 		       uint32_t i, const char *path, unsigned int flags)
 {
+	bool bind = flags & FAMFS_OPEN_BIND_DAX;
+	bool node_maps = famfs_kernel_dax_node_maps();
 	struct famfs_dev *m = calloc(1, sizeof(*m));
 	int rc;
 
 	if (!m)
 		return famfs_fail(ENOMEM, "out of memory");
 	/* Before mapping it: unbinding device_dax revokes its mappings. */
-	if (flags & FAMFS_OPEN_BIND_DAX) {
+	if (bind && node_maps) {
 		rc = famfs_dax_bind(path);
 		if (rc && rc != -ENODEV) {
 			free(m);
 			return rc;
 		}
 	}
-	rc = famfs_dev_open(path, flags, m);
+	rc = famfs_dev_open(path, flags | FAMFS_OPEN_NO_REBIND, m);
 	if (rc) {
 		free(m);
 		return rc;
@@ -431,6 +434,19 @@ static int open_member(struct famfs_dev *dev, const struct famfs_geometry *g,
 		famfs_dev_close(m);
 		free(m);
 		return rc;
+	}
+	/*
+	 * The kernel's driver on 7.3 (fsdev_dax) serves no mmap of the node:
+	 * checked on device_dax, the device is kept by name alone, for
+	 * GET_DAXDEV; the kernel serves its files.
+	 */
+	if (bind && !node_maps && m->kind == FAMFS_DEV_DAX) {
+		famfs_dev_close(m);
+		rc = famfs_dax_bind(path);
+		if (rc) {
+			free(m);
+			return rc;
+		}
 	}
 	dev->member[i] = m;
 	return 0;
@@ -463,7 +479,7 @@ static bool devmap_lookup(const uint8_t dev_uuid[FAMFS_UUID_LEN], char *path,
 static int explain_missing(struct famfs_dev *dev, const struct famfs_geometry *g,
 			   uint32_t i, int rc)
 {
-	char path[PATH_MAX], u[37], why[512];
+	char path[PATH_MAX], u[37], why[512], drv[64];
 	struct famfs_dev m;
 	int crc;
 
@@ -474,7 +490,11 @@ static int explain_missing(struct famfs_dev *dev, const struct famfs_geometry *g
 	if (!devmap_lookup(g->dev[i].uuid, path, sizeof(path)))
 		return famfs_fail(ENOENT, "device %u (uuid %s) is not found on this host (an image file must be named once: famfs daxdev refresh PATH)",
 				  i, u);
-	if (famfs_dev_open(path, 0, &m))
+	if (famfs_dax_driver(path, drv, sizeof(drv)) == 0 &&
+	    !strcmp(drv, "fsdev_dax"))
+		return famfs_fail(ENOENT, "device %u (uuid %s): %s, where it was last seen, is on fsdev_dax, where it cannot be read (a mount uses it, or an earlier one left it there: then move it to device_dax)",
+				  i, u, path);
+	if (famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &m))
 		return famfs_fail(ENOENT, "device %u (uuid %s) is not found on this host; where it was last seen: %s",
 				  i, u, famfs_errmsg());
 	famfs_dev_invalidate(&m, m.sb, sizeof(*m.sb));

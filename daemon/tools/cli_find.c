@@ -183,25 +183,7 @@ static int open_mounted(struct cli_fs *fs, const char *path, bool rw)
 int cli_mount_status(const char *root, const char *key, char *val,
 		     size_t len)
 {
-	char path[PATH_MAX + 32], line[PATH_MAX + 64];
-	size_t klen = strlen(key);
-	int rc = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/.meta/.status", root);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != '=')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(val, len, "%s", line + klen + 1);
-		rc = 0;
-		break;
-	}
-	fclose(f);
-	return rc;
+	return famfs_mount_status(root, key, val, len);
 }
 
 int cli_fs_open(struct cli_fs *fs, const char *device, const char *path,

@@ -13,11 +13,11 @@ top=$(cd "$here/../.." && pwd)
 FAMFS_KLINE=7.3
 VM_FULLTREE=1
 VM_EXTRA_CASES=$top/tests/vm/cases-7.3
-# Sixteen cases in one guest: room beyond the default 300 s (and beyond the
+# Eighteen cases in one guest: room beyond the default 300 s (and beyond the
 # debug kernel's 2400 s, KASAN being about eight times slower).
 case ${VM_DEBUG:-} in
 '' | 0) VM_TIMEOUT=${VM_TIMEOUT:-600} ;;
 *) VM_TIMEOUT=${VM_TIMEOUT:-4800} ;;
 esac
 export FAMFS_KLINE VM_FULLTREE VM_EXTRA_CASES VM_TIMEOUT
-exec "$top/tests/vm/run.sh" "${1:-10-module,20-devdax,30-fuse-mount,40-famfs-mode,46-fsdev,48-openmapped,50-fmap,55-hardening,60-famfs,62-fused,63-create,65-lifecycle,67-restart,68-takeover,75-devgone,80-crosslink,85-openrace}"
+exec "$top/tests/vm/run.sh" "${1:-10-module,20-devdax,30-fuse-mount,40-famfs-mode,46-fsdev,48-openmapped,50-fmap,55-hardening,60-famfs,62-fused,63-create,65-lifecycle,67-restart,68-takeover,75-devgone,80-crosslink,85-openrace,90-devices}"

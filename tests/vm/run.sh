@@ -260,7 +260,7 @@ boot() {
 	# shellcheck disable=SC2086 # VM_QEMU_ARGS is split on purpose
 	if timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
-		-machine pc,nvdimm=on -m "$mem,slots=2,maxmem=8G" \
+		-machine pc,nvdimm=on -m "$mem,slots=3,maxmem=8G" \
 		-object memory-backend-file,id=pmem0,share=on,mem-path="$w/$name.pmem",size=$nvsize,align=2M \
 		-device nvdimm,memdev=pmem0,id=nvdimm0 \
 		"$@" ${VM_QEMU_ARGS:-} \
@@ -357,18 +357,20 @@ results() {
 # VM_ALONE=1 gives each case a fresh guest of its own.
 pair=
 case ",$cases," in *,all,*|*,pair,*) pair=1 ;; esac
-one() { # NAME CASES: one single guest, with its two NVDIMMs
+one() { # NAME CASES: one single guest, with its three NVDIMMs
 	truncate -s "$nvsize" "$w/$1.pmem"
 	nv2=
 	if [ -z "${VM_QEMU_ARGS:-}" ]; then
-		truncate -s 1024M "$w/$1-2.pmem"
-		nv2="-object memory-backend-file,id=pmem1,share=on,mem-path=$w/$1-2.pmem,size=1024M,align=2M -device nvdimm,memdev=pmem1,id=nvdimm1"
+		for n in 2 3; do
+			truncate -s 1024M "$w/$1-$n.pmem"
+			nv2="$nv2 -object memory-backend-file,id=pmem$((n - 1)),share=on,mem-path=$w/$1-$n.pmem,size=1024M,align=2M -device nvdimm,memdev=pmem$((n - 1)),id=nvdimm$((n - 1))"
+		done
 	fi
 	t0=$(now)
 	# shellcheck disable=SC2086
 	boot "$1" "$2" $nv2
 	log "guest $1 ran $(since "$t0") s (qemu exit $(cat "$w/$1.rc"))"
-	rm -f "$w/$1.pmem" "$w/$1-2.pmem"
+	rm -f "$w/$1.pmem" "$w/$1-2.pmem" "$w/$1-3.pmem"
 }
 if [ -n "$single" ] && [ "${VM_ALONE:-}" = 1 ]; then
 	for c in $(echo "$single" | tr ',' ' '); do

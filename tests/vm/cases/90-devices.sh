@@ -1,0 +1,87 @@
+# A famfs over three NVDIMMs in famfs mode: mkfs.famfs over dax0.0 and
+# dax1.0, famfs devadd of dax2.0 while a file on dax0.0 is mapped, a file
+# striped over all three whose bytes the kernel serves from each device
+# (no upcalls), then dax2.0 unbound: only the files on it fail. Last, a
+# damaged secondary superblock, which fsck names. Runs last: it leaves
+# every device on device_dax.
+plan 21
+M=/mnt/famfs
+S=$M/.meta/.status
+L=/tmp/fused-devices.log
+export FAMFS_FUSED=/usr/bin/famfs-fused
+case $(uname -r) in
+6.12.*) drv=famfs_dax msg='No such device or address' ;;
+*) drv=fsdev_dax msg='Input/output error' ;;
+esac
+
+# region N's namespace as devdax daxN.0, on device_dax (readable)
+devdax() {
+	wait_for /sys/bus/nd/devices/region$1 10 || return 1
+	[ -c /dev/dax$1.0 ] ||
+		ndctl create-namespace -f -e namespace$1.0 --mode=devdax --align=2M ||
+		ndctl create-namespace -r region$1 --mode=devdax --align=2M ||
+		return 1
+	wait_for /dev/dax$1.0 10 && famfs_bind dax$1.0 device_dax
+}
+
+three() { devdax 0 && devdax 1 && devdax 2; }
+
+t "three NVDIMMs: dax0.0, dax1.0, dax2.0 on device_dax" three
+t "famfs_fuse loaded, dax0.0 ready for famfs" famfs_load
+t "mkfs.famfs over dax0.0 and dax1.0" sh -c "
+	mkfs.famfs -f /dev/dax0.0 /dev/dax1.0 >/tmp/mkfs90; rc=\$?; cat /tmp/mkfs90
+	[ \$rc = 0 ] && grep -q 'device 1: */dev/dax1.0' /tmp/mkfs90"
+mkdir -p $M
+t "mount.famfs in famfs mode: two devices, none missing" sh -c "
+	. /tests/lib.sh
+	mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L || exit 1
+	cat $S; [ \"\$(kv mode $S)\" = famfs ] && [ \"\$(kv devices $S)\" = 2 ] &&
+	[ \"\$(kv devices_missing $S)\" = 0 ]"
+t "a file on dax0.0, mapped by a process" sh -c "
+	famfs creat -s 8m -r -S 91 $M/first || exit 1
+	famfs getmap $M/first | grep -q 'dev 0'"
+rm -f /tmp/r90 /tmp/g90
+fvt holdmap $M/first /tmp/r90 /tmp/g90 >/tmp/h90 2>&1 &
+h90=$!
+t "the process holds it mapped" sh -c ". /tests/lib.sh; wait_for /tmp/r90 20"
+t "famfs devadd dax2.0 under the mapping: the mount serves it" sh -c "
+	famfs devadd -v $M /dev/dax2.0 >/tmp/add90 2>&1; rc=\$?; cat /tmp/add90
+	[ \$rc = 0 ] && grep -q 'is device 2' /tmp/add90 && grep -q 'serves it' /tmp/add90"
+touch /tmp/g90
+wait $h90
+rc90=$?
+t "the mapping stayed good across devadd" sh -c "cat /tmp/h90; [ $rc90 = 0 ]"
+t "famfs daxdev: three devices, each found at its node" sh -c "
+	famfs daxdev $M >/tmp/dd90; rc=\$?; cat /tmp/dd90
+	[ \$rc = 0 ] && grep -q ' 1 .* /dev/dax1.0' /tmp/dd90 &&
+	grep -q ' 2 .* /dev/dax2.0' /tmp/dd90"
+t "a file striped over the three devices" sh -c "
+	famfs creat -N 3 -C 2m -s 30m -r -S 92 $M/striped || exit 1
+	famfs getmap $M/striped >/tmp/map90; cat /tmp/map90
+	for d in 0 1 2; do grep -q \"dev \$d\" /tmp/map90 || exit 1; done"
+t "the striped file reads back (famfs verify)" famfs verify -S 92 $M/striped
+t "read(2) == mmap over the three devices" famfs chkread $M/striped
+t "no upcalls while faulting in and reading it by mmap" fvt mmapread $M/striped $S
+t "GET_DAXDEV fetched the added devices" sh -c "
+	. /tests/lib.sh; cat $S; [ \"\$(kv get_daxdev $S)\" -ge 3 ]"
+t "a write through the mount lands on every device" sh -c "
+	fvt pwrite $M/striped 1000000 20000000 93 && fvt check $M/striped 1000000 20000000 93"
+t "a file on dax0.0 alone" famfs creat -s 4m -r -S 94 $M/safe
+dmesg -c >/dev/console
+t "unbinding $drv from dax2.0 under the mount returns" sh -c "
+	timeout 60 sh -c 'echo dax2.0 >/sys/bus/dax/drivers/$drv/unbind'"
+t "the file striped onto dax2.0 fails" sh -c "
+	! cat $M/striped >/dev/null 2>/tmp/e90; cat /tmp/e90; grep -q '$msg' /tmp/e90"
+t "the files on the other devices are served" sh -c "
+	famfs verify -S 91 $M/first && famfs verify -S 94 $M/safe"
+t "umount" sh -c ". /tests/lib.sh; umount $M && famfs_idle"
+# A secondary superblock overwritten: fsck of the primary names it.
+t "fsck names device 1 once its superblock is damaged" sh -c "
+	. /tests/lib.sh
+	famfs_bind dax2.0 device_dax && famfs_bind dax1.0 device_dax &&
+	famfs_bind dax0.0 device_dax || exit 1
+	famfs fsck /dev/dax0.0 >/tmp/f90a || { cat /tmp/f90a; exit 1; }
+	fvt mwrite /dev/dax1.0 0 2097152 95 || exit 1
+	famfs fsck /dev/dax0.0 >/tmp/f90; rc=\$?; cat /tmp/f90
+	[ \$rc = 1 ] && grep -q 'device 1 (uuid' /tmp/f90 &&
+	grep -q '/dev/dax1.0' /tmp/f90"
