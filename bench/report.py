@@ -207,6 +207,14 @@ def rows(g):
             (r[ours], r[theirs]) + ((r["rounds"],) if "%d" in unit else ()))
         return what % r[size], ratio(group, "ratio"), text
 
+    def stripe(group, kline):
+        r = g[group]
+        return ("guest, famfs mode (%s): mmap sequential read, %d MiB "
+                "striped over 3 devices / on one" % (kline, r["mib"]),
+                ratio(group, "ratio"),
+                "%.4f vs %.4f s per pass (median of %d)" % (
+                    r["striped_s"], r["one_s"], r["passes"]))
+
     table = []
     for kline, pre, raw in KLINES:
         table += vm_rows(g, kline, pre, raw)
@@ -270,6 +278,8 @@ def rows(g):
             "vm_posix_cp", "guest, famfs mode (6.12): cp of a %d MiB file, "
             "mount / /tmp", "mib", "%.1f", "famfs_mibs", "tmp_mibs",
             "MiB/s (median of %d rounds)")),
+        ("vm_stripe3", lambda: stripe("vm_stripe3", "6.12")),
+        ("vm73_stripe3", lambda: stripe("vm73_stripe3", "7.3")),
         ("meta_batch", lambda: (
             "famfs creat -M, %d files in one run" % g["meta_batch"]["files"],
             None, "%.0f files/s (min %.0f, max %.0f)" % (
@@ -384,6 +394,7 @@ def main():
                  "vm_fallback_famfs_dax",  # famfs_dax: 6.12 only
                  "vm_fallback_devdax_memcpy", "vm73_fallback_devdax_memcpy",
                 "vm_posix_tar", "vm_posix_cp",  # create: 6.12 only
+                 "vm_stripe3", "vm73_stripe3",
                  "vm_fallback_famfs_dax_memcpy"]
     missing = [e for e in expected if e not in g]
     text = render(table)

@@ -4,7 +4,9 @@
 # bench/vm/fbench.c as its helper): a 1 GiB famfs file in famfs mode read
 # by mmap and read(2) against a stock devdax mapping and, on 6.12, the
 # same device memory through a raw /dev/dax0.0 mapping, in interleaved
-# passes; page faults and daemon requests per GiB. Prints the guest's
+# passes; page faults and daemon requests per GiB. A second guest
+# (bench/vm/91-stripe.sh) reads a file striped over three NVDIMMs against
+# one on a single device. Prints the guest's
 # "RESULT ..." lines (bench/report.py reads them): groups vm_* on 6.12,
 # vm73_* on 7.3, each line with kernel=LINE added.
 #
@@ -74,6 +76,18 @@ memory-backend-file,id=pmem1,share=on,mem-path=$nv,size=1152M,align=2M \
 	exit 1
 fi
 rm -f "$nv"
+# The striping row: the single guest's own three NVDIMMs, no stock one.
+{
+	echo "KLINE=$line PASSES=$passes STRIPE_MIB=$((seq_mib * 3 / 4))"
+	cat "$top/bench/vm/91-stripe.sh"
+} >"$cases/91-stripe.sh"
+if ! FAMFS_KLINE=$line VM_TIMEOUT=${VM_TIMEOUT:-900} \
+	VM_EXTRA_CASES="$cases" VM_EXTRA_BIN="$bin" \
+	"$top/tests/vm/run.sh" 20-devdax,91-stripe >>"$log" 2>&1; then
+	cat "$log" >&2
+	echo "bench/vm.sh: the striping guest run failed (log: $log)" >&2
+	exit 1
+fi
 sed -n 's/^# bench: //p' "$log" | awk -v g="$group" -v k="$line" '
 	$1 == "RESULT" { sub(/^vm_/, g, $2); print $0 " kernel=" k; next }
 	{ print }'

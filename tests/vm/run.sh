@@ -390,11 +390,14 @@ if [ -n "$pair" ]; then
 	ln -sf shared.pmem "$w/b.pmem"
 	truncate -s 1M "$w/mbox.img"
 	mbox="-object memory-backend-file,id=mbox,share=on,mem-path=$w/mbox.img,size=1M -device ivshmem-plain,memdev=mbox"
+	# two more shared NVDIMMs, which B lists in the other order
+	nv() { echo "-object memory-backend-file,id=pmem$1,share=on,mem-path=$w/shared-$2.pmem,size=256M,align=2M -device nvdimm,memdev=pmem$1,id=nvdimm$1"; }
+	truncate -s 256M "$w/shared-2.pmem" "$w/shared-3.pmem"
 	t0=$(now)
 	# shellcheck disable=SC2086
-	boot a pair-a $mbox &
+	boot a pair-a $mbox $(nv 1 2) $(nv 2 3) &
 	# shellcheck disable=SC2086
-	boot b pair-b $mbox &
+	boot b pair-b $mbox $(nv 1 3) $(nv 2 2) &
 	wait
 	log "pair ran $(since "$t0") s (qemu exit $(cat "$w/a.rc") and $(cat "$w/b.rc"))"
 	results a pair-a "A: "

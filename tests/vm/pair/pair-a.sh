@@ -1,7 +1,7 @@
 # Guest A of the two-guest test, the master: makes the devdax namespace
 # and the famfs on the memory it shares with guest B and writes to it; B
 # checks what it sees (pair-b.sh; the steps match message by message).
-plan 46	# 41 checks, and one for each of the five files B watches
+plan 52	# 47 checks, and one for each of the five files B watches
 . /tests/pair.sh
 pair_init a
 
@@ -152,5 +152,30 @@ say full "$(kv log_entries $S) $(kv files $S) $(kv dirs $S) $(wc -l </tmp/full.l
 	"$(md5sum </tmp/full.list | cut -d' ' -f1)"
 say fullsums "$(cat /tmp/full.sums)"
 t "B replayed the full log" hear replayed 300
+t "unmount" umount $M
+
+# Several devices: two more shared NVDIMMs, which B's QEMU lists in the
+# other order (B's dax1.0 is A's dax2.0): each host finds a device by the
+# uuid on it, whatever its name there.
+moredax() {
+	local r
+	for r in 1 2; do
+		wait_for /sys/bus/nd/devices/region$r 10 &&
+			ndctl create-namespace -f -e namespace$r.0 --mode=devdax \
+				--align=2M --map=mem &&
+			wait_for /dev/dax$r.0 10 || return 1
+	done
+}
+t "two more shared NVDIMMs: dax1.0 and dax2.0" moredax
+t "mkfs.famfs over dax0.0 and dax1.0" mkfs.famfs -f /dev/dax0.0 /dev/dax1.0
+t "mount.famfs, then famfs devadd dax2.0" sh -c "
+	mount.famfs /dev/dax0.0 $M -o fallback=no && famfs devadd $M /dev/dax2.0"
+t "a file striped over the three devices" \
+	famfs creat -N 3 -C 2m -s 30m -r -S 61 $M/s3
+famfs daxdev $M | awk '$1 == 1 || $1 == 2 { print $1, $2, $NF }' >/tmp/devs
+fvt msum $M/s3 >/tmp/s3.sum
+say devices "$(cat /tmp/devs)"
+say s3sum "$(cat /tmp/s3.sum)"
+t "B found the devices under its own names and read the file" hear devices-ok 300
 t "unmount" umount $M
 t "kernel log clean after the pair test" dmesg_clean

@@ -2,7 +2,7 @@
 # up, mounts A's famfs and checks what it sees against what A says it
 # wrote (pair-a.sh; the steps match message by message). B writes to the
 # shared memory only in the first exchange and as pcq's consumer.
-plan 58	# 53 checks, and one for each of the five files it watches
+plan 66	# 61 checks, and one for each of the five files it watches
 . /tests/pair.sh
 pair_init b
 
@@ -196,5 +196,34 @@ t "A's checksums of the full log's files" hear fullsums
 fvt msum $(grep '/f[0-9]*$' /tmp/full.list) >/tmp/full.sums
 t "the files under full/ have A's bytes by mmap" same /tmp/full.sums "$HEARD"
 t "unmount" umount $M
-t "kernel log clean after the pair test" dmesg_clean
 say replayed
+
+# A's famfs over three shared NVDIMMs, which B's QEMU lists in the other
+# order: A's dax1.0 is B's dax2.0 and the other way round.
+t "A made a famfs over three devices" hear devices 300
+adevs=$HEARD
+reprobe_all() {
+	local r
+	for r in 1 2; do
+		echo namespace$r.0 >/sys/bus/nd/drivers/nd_pmem/unbind
+		echo namespace$r.0 >/sys/bus/nd/drivers/nd_pmem/bind 2>/dev/null
+		wait_for /dev/dax$r.0 10 || return 1
+	done
+}
+t "dax1.0 and dax2.0 from A's devdax info blocks" reprobe_all
+t "mount.famfs: three devices, none missing" sh -c "
+	. /tests/lib.sh
+	mount.famfs /dev/dax0.0 $M -o fallback=no || exit 1
+	cat $S; [ \"\$(kv devices $S)\" = 3 ] && [ \"\$(kv devices_missing $S)\" = 0 ]"
+# A's list with dax1.0 and dax2.0 swapped is B's.
+printf '%s\n' "$adevs" | sed 's|/dev/dax1.0|@|; s|/dev/dax2.0|/dev/dax1.0|; s|@|/dev/dax2.0|' >/tmp/want.devs
+famfs daxdev $M | awk '$1 == 1 || $1 == 2 { print $1, $2, $NF }' >/tmp/devs
+t "each device found by its uuid under B's other name" sh -c "
+	cat /tmp/want.devs /tmp/devs; [ -s /tmp/devs ] && diff /tmp/want.devs /tmp/devs"
+t "A's checksum of the striped file" hear s3sum
+fvt msum $M/s3 >/tmp/s3.sum
+t "the striped file has A's bytes by mmap" same /tmp/s3.sum "$HEARD"
+t "the striped file reads back by read(2) (famfs verify)" famfs verify -S 61 $M/s3
+t "unmount" umount $M
+t "kernel log clean after the pair test" dmesg_clean
+say devices-ok
