@@ -295,13 +295,9 @@ int famfs_fsck_repair(struct famfs_dev *dev, struct famfs_repair *rep)
 				  dev->path);
 	if (!dev->writable || !dev->log)
 		return famfs_fail(EROFS, "%s is not open for writing", dev->path);
-	rc = famfs_dev_lock(dev);
+	rc = famfs_dev_lock_log(dev);
 	if (rc)
 		return rc;
-	famfs_dev_invalidate(dev, dev->log, dev->log_len);
-	rc = famfs_log_check_header(dev->log, dev->log_len);
-	if (rc)
-		goto out;
 	famfs_sb_geometry(dev->sb, &g);
 	rc = famfs_log_walk(dev->log, dev->log_len, &g, 0, NULL, NULL, &walk);
 	if (!walk.bad) {

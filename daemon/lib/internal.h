@@ -9,6 +9,12 @@
 int famfs_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * famfs_dev_lock(), then the log header read afresh and checked; on
+ * failure nothing is left locked.
+ */
+int famfs_dev_lock_log(struct famfs_dev *dev);
+
 /* A relative famfs path: no empty, "." or ".." components. */
 int famfs_relpath_check(const char *p);
 

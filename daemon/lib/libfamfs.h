@@ -102,8 +102,9 @@ void famfs_sb_geometry(const struct famfs_omf_superblock *sb,
  * Check the superblock of a secondary device of @dev_size bytes that should
  * be device @want (its uuid and size as the log records them) of the famfs
  * whose primary superblock is @primary: marked secondary, no log, the
- * primary's file system uuid, the recorded device uuid. -ENOENT when there
- * is no famfs superblock at all, -EUCLEAN (saying which field) otherwise.
+ * primary's file system uuid, the recorded device uuid. As
+ * famfs_sb_check() for the magic, version and CRC; -EUCLEAN (saying which
+ * field) for the rest.
  */
 int famfs_sb_check_secondary(const struct famfs_omf_superblock *sb,
 			     uint64_t dev_size,

@@ -312,3 +312,17 @@ void famfs_dev_geometry(struct famfs_dev *dev, struct famfs_geometry *g)
 	}
 	*g = dev->geo;
 }
+
+int famfs_dev_lock_log(struct famfs_dev *dev)
+{
+	int rc = famfs_dev_lock(dev);
+
+	if (rc)
+		return rc;
+	/* Read afresh under the lock: another host may have appended. */
+	famfs_dev_invalidate(dev, dev->log, dev->log_len);
+	rc = famfs_log_check_header(dev->log, dev->log_len);
+	if (rc)
+		famfs_dev_unlock(dev);
+	return rc;
+}

@@ -367,13 +367,9 @@ int famfs_devadd(struct famfs_dev *primary, const char *path, bool force,
 	struct famfs_dev dev;
 	int rc;
 
-	rc = famfs_dev_lock(primary);
+	rc = famfs_dev_lock_log(primary);
 	if (rc)
 		return rc;
-	famfs_dev_invalidate(primary, primary->log, primary->log_len);
-	rc = famfs_log_check_header(primary->log, primary->log_len);
-	if (rc)
-		goto unlock;
 	famfs_dev_geometry(primary, &g);
 	if (primary->geo_stuck) {
 		rc = famfs_fail(EUCLEAN, "the log of %s is damaged; run famfs fsck first",

@@ -5,7 +5,8 @@
 
 #include "internal.h"
 
-int famfs_sb_check(const struct famfs_omf_superblock *sb, uint64_t dev_size)
+/* Magic, version and CRC: what every famfs superblock has. */
+static int check_header(const struct famfs_omf_superblock *sb)
 {
 	if (sb->magic != FAMFS_SUPER_MAGIC)
 		return famfs_fail(ENOENT, "no famfs superblock (magic 0x%llx, expected 0x%llx)",
@@ -18,6 +19,15 @@ int famfs_sb_check(const struct famfs_omf_superblock *sb, uint64_t dev_size)
 	if (sb->crc != famfs_sb_crc(sb))
 		return famfs_fail(EBADMSG, "superblock CRC mismatch: stored 0x%llx, computed 0x%x",
 				  (unsigned long long)sb->crc, famfs_sb_crc(sb));
+	return 0;
+}
+
+int famfs_sb_check(const struct famfs_omf_superblock *sb, uint64_t dev_size)
+{
+	int rc = check_header(sb);
+
+	if (rc)
+		return rc;
 	if (famfs_sb_is_secondary(sb)) {
 		char fs[37];
 
@@ -79,16 +89,10 @@ int famfs_sb_check_secondary(const struct famfs_omf_superblock *sb,
 			     const struct famfs_member *want)
 {
 	char have[37], need[37];
+	int rc = check_header(sb);
 
-	if (sb->magic != FAMFS_SUPER_MAGIC)
-		return famfs_fail(ENOENT, "no famfs superblock");
-	if (sb->version != FAMFS_SB_VERSION)
-		return famfs_fail(EUCLEAN, "superblock version %llu is not supported (this tool reads %llu)",
-				  (unsigned long long)sb->version,
-				  (unsigned long long)FAMFS_SB_VERSION);
-	if (sb->crc != famfs_sb_crc(sb))
-		return famfs_fail(EUCLEAN, "superblock CRC mismatch: stored 0x%llx, computed 0x%x",
-				  (unsigned long long)sb->crc, famfs_sb_crc(sb));
+	if (rc)
+		return rc;
 	if (!famfs_sb_is_secondary(sb))
 		return famfs_fail(EUCLEAN, "it is not a secondary device: its superblock has a log or no secondary flag");
 	if (memcmp(sb->fs_uuid, primary->fs_uuid, FAMFS_UUID_LEN)) {

@@ -43,13 +43,11 @@ int famfs_writer_begin(struct famfs_writer *w, struct famfs_dev *dev)
 	w->alloc = &w->own_alloc;
 	rc = may_write(dev);
 	if (!rc)
-		rc = famfs_dev_lock(dev);
-	if (rc)
+		rc = famfs_dev_lock_log(dev);
+	if (rc) {
+		w->dev = NULL; /* nothing to end */
 		return rc;
-	famfs_dev_invalidate(dev, dev->log, dev->log_len);
-	rc = famfs_log_check_header(dev->log, dev->log_len);
-	if (rc)
-		goto fail;
+	}
 	famfs_sb_geometry(dev->sb, &w->g);
 	famfs_ns_init(w->ns, 0755, 0, 0);
 	rc = famfs_alloc_init(w->alloc, &w->g);

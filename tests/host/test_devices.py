@@ -32,6 +32,14 @@ def three(tmp_path, master):
     return devs
 
 
+def _mounted(host, dev, tmp_path, name, mounts):
+    m = fh.Mount(host, dev, str(tmp_path / name),
+                 str(tmp_path / ("fused-%s.log" % name)))
+    mounts.append(m)
+    m.mount()
+    return m
+
+
 def _daxdev(host, target, check=True):
     p = host.famfs("daxdev", "--json", target, check=check)
     return json.loads(p.stdout), p.returncode
@@ -60,10 +68,7 @@ def test_mkfs_over_three_and_files_across_them(tmp_path, master, three,
     uuids = {d["uuid"] for d in info["devices"]}
     assert len(uuids) == 3
 
-    m = fh.Mount(master, three[0], str(tmp_path / "mnt"),
-                 str(tmp_path / "fused.log"))
-    mounts.append(m)
-    m.mount()
+    m = _mounted(master, three[0], tmp_path, "mnt", mounts)
     st = m.status()
     assert st["devices"] == "3" and st["devices_missing"] == "0"
     assert st["dev_size"] == str(256 << 20)
@@ -146,10 +151,7 @@ def test_devadd_on_a_live_mount(tmp_path, master, device, mounts, mnt):
 
 
 def test_a_client_without_a_device(tmp_path, master, client, three, mounts):
-    m = fh.Mount(master, three[0], str(tmp_path / "mnt"),
-                 str(tmp_path / "fused.log"))
-    mounts.append(m)
-    m.mount()
+    m = _mounted(master, three[0], tmp_path, "mnt", mounts)
     on0 = os.path.join(m.mnt, "on0")
     striped = os.path.join(m.mnt, "striped")
     master.famfs("creat", "-s", "8m", "-r", "-S", "1", on0)
@@ -159,10 +161,7 @@ def test_a_client_without_a_device(tmp_path, master, client, three, mounts):
 
     # the client host has never seen the images: /dev/dax* has none of
     # them, so it serves what is on the primary and fails the rest
-    c = fh.Mount(client, three[0], str(tmp_path / "client"),
-                 str(tmp_path / "fused-client.log"))
-    mounts.append(c)
-    c.mount()
+    c = _mounted(client, three[0], tmp_path, "client", mounts)
     st = c.status()
     assert st["devices"] == "3" and st["devices_missing"] == "2"
     client.famfs("verify", "-S", "1", "-f", os.path.join(c.mnt, "on0"))
@@ -267,10 +266,7 @@ def test_mkfs_checks_every_device_first(tmp_path, master):
 def test_only_the_master_adds_devices(tmp_path, master, client, device,
                                       mounts, mnt):
     extra = _image(str(tmp_path / "extra.img"), 64 << 20)
-    c = fh.Mount(client, device, str(tmp_path / "client"),
-                 str(tmp_path / "fused-client.log"))
-    mounts.append(c)
-    c.mount()
+    c = _mounted(client, device, tmp_path, "client", mounts)
     p = client.famfs("devadd", c.mnt, extra, check=False)
     assert p.returncode == 1 and "client" in p.stderr, p.stderr
     with open(extra, "rb") as f:

@@ -156,6 +156,32 @@ static void allocation_goes_where_the_space_is(void **state)
 	famfs_alloc_release(&a);
 }
 
+/* The same offsets on two devices are two ranges; on one, an overlap. */
+static void overlaps_are_per_device(void **state)
+{
+	struct famfs_geometry g = one_device();
+	struct famfs_omf_add_daxdev d1 = add(1, 2, 256 * MiB);
+	struct famfs_omf_fmap f = { .ext_type = FAMFS_EXT_SIMPLE };
+	struct famfs_alloc a;
+
+	(void)state;
+	famfs_geo_add(&g, &d1);
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	f.simple.nextents = 1;
+	f.simple.se[0] = (struct famfs_omf_extent){ 0, 20 * MiB, 4 * MiB };
+	assert_int_equal(famfs_alloc_mark_fmap(&a, &f), 0);
+	f.simple.se[0].devindex = 1;
+	assert_int_equal(famfs_alloc_mark_fmap(&a, &f), 0);
+	assert_int_equal(famfs_alloc_mark_fmap(&a, &f), 2);
+	/* a secondary's superblock is its own, not the primary's log */
+	f.simple.se[0] = (struct famfs_omf_extent){ 1, 0, 2 * MiB };
+	assert_int_equal(famfs_alloc_mark_fmap(&a, &f), 1);
+	f.simple.se[0] = (struct famfs_omf_extent){ 1, 2 * MiB, 2 * MiB };
+	assert_int_equal(famfs_alloc_mark_fmap(&a, &f), 0);
+	assert_int_equal(a.overlaps, 3);
+	famfs_alloc_release(&a);
+}
+
 static void strips_go_one_per_device(void **state)
 {
 	struct famfs_geometry g = one_device();
@@ -376,6 +402,7 @@ int main(void)
 		cmocka_unit_test(added_devices_are_dense_unique_and_sane),
 		cmocka_unit_test(extents_must_be_on_a_device_of_the_log),
 		cmocka_unit_test(allocation_goes_where_the_space_is),
+		cmocka_unit_test(overlaps_are_per_device),
 		cmocka_unit_test(strips_go_one_per_device),
 		cmocka_unit_test(devadd_writes_a_secondary_and_an_entry),
 		cmocka_unit_test(a_copied_device_is_never_taken),
