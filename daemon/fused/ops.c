@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -546,6 +547,24 @@ static void pending_io(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
 		fuse_reply_buf(req, rbuf, (size_t)n);
 }
 
+/*
+ * Say why a read failed, once a minute per file: a reader looping on a
+ * file whose device is missing must not flood the journal.
+ */
+static void read_failed(fuse_ino_t ino)
+{
+	static fuse_ino_t last_ino;
+	static time_t last;
+	time_t now = time(NULL);
+
+	if (ino == last_ino && now - last < 60)
+		return;
+	last_ino = ino;
+	last = now;
+	fused_log(L_ERR, "read of inode %llu: %s (said once a minute)",
+		  (unsigned long long)ino, famfs_errmsg());
+}
+
 static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -598,8 +617,7 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (fused_dev_lost(fs))
 		got = -EIO; /* read from the zero pages that replaced it */
 	else if (got < 0) {
-		fused_log(L_ERR, "read of inode %llu: %s",
-			  (unsigned long long)ino, famfs_errmsg());
+		read_failed(ino);
 		fuse_reply_err(req, (int)-got);
 		return;
 	}

@@ -120,6 +120,7 @@ void fused_members_sync(struct fused *fs)
 		return;
 	if (fs->bind_members)
 		flags |= FAMFS_OPEN_BIND_DAX;
+	fs->dev.members_mount = fs->mountpoint;
 	famfs_dev_open_members(&fs->dev, flags, &res);
 	if (res.missing && (res.missing != fs->members_missing ||
 			    n != fs->members_seen))

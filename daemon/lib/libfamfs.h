@@ -322,6 +322,8 @@ struct famfs_dev {
 	bool own_mount;
 	/* the famfs's other devices, by index (famfs_dev_open_members()) */
 	struct famfs_dev *member[FAMFS_MAX_DEVS];
+	/* the mount point they serve, for the records of holders.c */
+	const char *members_mount;
 	/* famfs_dev_geometry(): devices from entries [0, geo_next) */
 	struct famfs_geometry geo;
 	uint64_t geo_next;
@@ -387,6 +389,18 @@ int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
  */
 int famfs_dev_open_member(struct famfs_dev *dev, uint32_t i,
 			  unsigned int flags);
+
+/*
+ * Record that the mount at @mountpoint holds the devdax node @dev, device
+ * @dev_uuid of famfs @fs_uuid, on a driver whose node cannot be read
+ * (holders.c); 0 when there is nothing to record.
+ */
+int famfs_member_hold(const char *dev, const uint8_t fs_uuid[FAMFS_UUID_LEN],
+		      const uint8_t dev_uuid[FAMFS_UUID_LEN],
+		      const char *mountpoint);
+/* Does a famfs mount still hold @dev? Its uuids, as recorded, if so. */
+bool famfs_member_holder(const char *dev, uint8_t fs_uuid[FAMFS_UUID_LEN],
+			 uint8_t dev_uuid[FAMFS_UUID_LEN]);
 
 struct famfs_members {
 	uint32_t ndevs;	       /* devices the log names, the primary included */

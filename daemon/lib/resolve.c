@@ -48,25 +48,68 @@ static bool trusted(const struct stat *st)
  * Is @path trusted, with the superblock of a secondary of @fs_uuid with
  * @dev_uuid (NULL: any)?
  */
-static bool candidate_matches(const char *path, const uint8_t *fs_uuid,
-			      const uint8_t *dev_uuid,
-			      struct famfs_dev_id *id,
-			      struct famfs_omf_superblock *sb)
+/*
+ * A node on fsdev_dax (7.3), named by the device map: a live mount's
+ * record says whose it is (it is not read); with no live holder it is
+ * moved back to device_dax to be read, unless a mount has it as source.
+ * Devices found only by scanning /dev are never moved.
+ */
+static int hidden_node(const char *path, bool from_map,
+		       struct famfs_omf_superblock *rec)
 {
+	if (!from_map)
+		return -1;
+	if (famfs_member_holder(path, rec->fs_uuid, rec->dev_uuid)) {
+		rec->magic = FAMFS_SUPER_MAGIC;
+		return 1;
+	}
+	return famfs_dax_make_readable(path) ? -1 : 0;
+}
+
+/*
+ * Is @path trusted, with the superblock of a secondary of @fs_uuid with
+ * @dev_uuid (NULL: any)? *@by_record: known from a live mount's record,
+ * not read (hidden_node()); @sb then gets only the uuids.
+ */
+static bool candidate_matches(const char *path, const uint8_t *fs_uuid,
+			      const uint8_t *dev_uuid, bool from_map,
+			      struct famfs_dev_id *id,
+			      struct famfs_omf_superblock *sb, bool *by_record)
+{
+	struct famfs_omf_superblock rec = { 0 };
 	struct famfs_dev dev;
 	struct stat st;
 	bool ok;
 
+	*by_record = false;
 	if (stat(path, &st) < 0 || !trusted(&st))
 		return false;
+	famfs_dev_id_of(&st, id);
 	if (S_ISCHR(st.st_mode)) {
 		char driver[64];
 
 		/* Rebinding a device we only look at is not ours to do. */
-		if (famfs_dax_driver(path, driver, sizeof(driver)) ||
-		    (strcmp(driver, FAMFS_READ_DRIVER) &&
-		     strcmp(driver, "famfs_dax")))
+		if (famfs_dax_driver(path, driver, sizeof(driver)))
 			return false;
+		if (!strcmp(driver, "fsdev_dax")) {
+			int h = hidden_node(path, from_map, &rec);
+
+			if (h < 0)
+				return false;
+			if (h > 0) {
+				*by_record = true;
+				if (sb)
+					*sb = rec;
+				return (!fs_uuid || !memcmp(rec.fs_uuid, fs_uuid,
+							    FAMFS_UUID_LEN)) &&
+				       (!dev_uuid ||
+					!memcmp(rec.dev_uuid, dev_uuid,
+						FAMFS_UUID_LEN));
+			}
+		} else if (strcmp(driver, FAMFS_READ_DRIVER) &&
+			   strcmp(driver, "famfs_dax")) {
+			return false;
+		}
 	}
 	if (famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &dev))
 		return false;
@@ -80,7 +123,6 @@ static bool candidate_matches(const char *path, const uint8_t *fs_uuid,
 	if (sb)
 		*sb = *dev.sb;
 	famfs_dev_close(&dev);
-	famfs_dev_id_of(&st, id);
 	return ok;
 }
 
@@ -88,15 +130,17 @@ struct search {
 	const uint8_t *fs_uuid, *dev_uuid;
 	char found[PATH_MAX];
 	struct famfs_dev_id id;
-	bool hit;
+	bool hit, by_record;
 	char other[PATH_MAX]; /* a second device with the same uuid */
 };
 
-static void consider(struct search *s, const char *path)
+static void consider(struct search *s, const char *path, bool from_map)
 {
 	struct famfs_dev_id id;
+	bool by_record;
 
-	if (!candidate_matches(path, s->fs_uuid, s->dev_uuid, &id, NULL))
+	if (!candidate_matches(path, s->fs_uuid, s->dev_uuid, from_map, &id,
+			       NULL, &by_record))
 		return;
 	if (s->hit) {
 		if (!famfs_dev_id_eq(&id, &s->id) && !s->other[0])
@@ -104,6 +148,7 @@ static void consider(struct search *s, const char *path)
 		return;
 	}
 	s->hit = true;
+	s->by_record = by_record;
 	s->id = id;
 	snprintf(s->found, sizeof(s->found), "%s", path);
 }
@@ -154,7 +199,7 @@ static void search_map(struct search *s)
 		if (parse_line(line, du, fu, &path) &&
 		    !memcmp(du, s->dev_uuid, FAMFS_UUID_LEN) &&
 		    !memcmp(fu, s->fs_uuid, FAMFS_UUID_LEN))
-			consider(s, path);
+			consider(s, path, true);
 	fclose(f);
 }
 
@@ -172,7 +217,7 @@ static void search_dax(struct search *s)
 		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
 		if (s->hit && !strcmp(path, s->found))
 			continue;
-		consider(s, path);
+		consider(s, path, false);
 	}
 	closedir(d);
 }
@@ -302,25 +347,28 @@ int famfs_devmap_record(const uint8_t dev_uuid[FAMFS_UUID_LEN],
 }
 
 /* The uuids of @path, a trusted device or file with a secondary's superblock */
-static bool read_secondary(const char *path, uint8_t *dev_uuid,
+static bool read_secondary(const char *path, bool named, uint8_t *dev_uuid,
 			   uint8_t *fs_uuid)
 {
 	struct famfs_omf_superblock sb;
 	struct famfs_dev_id id;
+	bool by_record;
 
-	if (!candidate_matches(path, NULL, NULL, &id, &sb))
+	if (!candidate_matches(path, NULL, NULL, named, &id, &sb, &by_record))
 		return false;
 	memcpy(dev_uuid, sb.dev_uuid, FAMFS_UUID_LEN);
 	memcpy(fs_uuid, sb.fs_uuid, FAMFS_UUID_LEN);
 	return true;
 }
 
-static void refresh_one(struct map *m, const char *path, unsigned int *found)
+/* @named: the map or the caller named @path, not a scan of /dev */
+static void refresh_one(struct map *m, const char *path, bool named,
+			unsigned int *found)
 {
 	uint8_t du[FAMFS_UUID_LEN], fu[FAMFS_UUID_LEN];
 	char real[PATH_MAX];
 
-	if (!realpath(path, real) || !read_secondary(real, du, fu))
+	if (!realpath(path, real) || !read_secondary(real, named, du, fu))
 		return;
 	/*
 	 * Two places with one uuid both stay: a lookup then refuses the
@@ -343,20 +391,20 @@ int famfs_devmap_refresh(char *const *paths, int n, unsigned int *found)
 	map_read(&old);
 	/* what the map had, if it is still there; then /dev; then @paths */
 	for (size_t i = 0; i < old.n; i++)
-		refresh_one(&m, old.l[i].path, found);
+		refresh_one(&m, old.l[i].path, true, found);
 	d = opendir("/dev");
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, "dax", 3))
 			continue;
 		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-		refresh_one(&m, path, found);
+		refresh_one(&m, path, false, found);
 	}
 	if (d)
 		closedir(d);
 	for (int i = 0; i < n; i++) {
 		unsigned int before = *found;
 
-		refresh_one(&m, paths[i], found);
+		refresh_one(&m, paths[i], true, found);
 		if (*found == before) {
 			rc = famfs_fail(ENOENT, "%s holds no secondary famfs superblock that this host may use (a device or file only root can write)",
 					paths[i]);
@@ -370,9 +418,10 @@ out:
 	return rc;
 }
 
-int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
-		      const uint8_t dev_uuid[FAMFS_UUID_LEN], char *path,
-		      size_t len)
+/* famfs_resolve_dev(), saying whether the device was known by record. */
+static int resolve(const uint8_t fs_uuid[FAMFS_UUID_LEN],
+		   const uint8_t dev_uuid[FAMFS_UUID_LEN], char *path,
+		   size_t len, bool *by_record)
 {
 	struct search s = { .fs_uuid = fs_uuid, .dev_uuid = dev_uuid };
 	char u[37];
@@ -389,9 +438,19 @@ int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
 	if (strlen(s.found) >= len)
 		return famfs_fail(ENAMETOOLONG, "%s: name too long", s.found);
 	memcpy(path, s.found, strlen(s.found) + 1);
+	*by_record = s.by_record;
 	/* Where it is now, for next time; the map is a cache only. */
 	famfs_devmap_record(dev_uuid, fs_uuid, s.found);
 	return 0;
+}
+
+int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
+		      const uint8_t dev_uuid[FAMFS_UUID_LEN], char *path,
+		      size_t len)
+{
+	bool by_record;
+
+	return resolve(fs_uuid, dev_uuid, path, len, &by_record);
 }
 
 const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
@@ -404,7 +463,8 @@ const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
 
 /* Open device @i at @path and check it is that device of @dev's famfs. */
 static int open_member(struct famfs_dev *dev, const struct famfs_geometry *g,
-		       uint32_t i, const char *path, unsigned int flags)
+		       uint32_t i, const char *path, unsigned int flags,
+		       bool by_record)
 {
 	bool bind = flags & FAMFS_OPEN_BIND_DAX;
 	bool node_maps = famfs_kernel_dax_node_maps();
@@ -413,6 +473,17 @@ static int open_member(struct famfs_dev *dev, const struct famfs_geometry *g,
 
 	if (!m)
 		return famfs_fail(ENOMEM, "out of memory");
+	/* A live mount holds it (and checked it): by name alone. */
+	if (by_record) {
+		m->fd = -1;
+		m->kind = FAMFS_DEV_DAX;
+		m->size = g->dev[i].size;
+		snprintf(m->path, sizeof(m->path), "%s", path);
+		famfs_member_hold(path, dev->sb->fs_uuid, g->dev[i].uuid,
+				  dev->members_mount);
+		dev->member[i] = m;
+		return 0;
+	}
 	/* Before mapping it: unbinding device_dax revokes its mappings. */
 	if (bind && node_maps) {
 		rc = famfs_dax_bind(path);
@@ -447,6 +518,9 @@ static int open_member(struct famfs_dev *dev, const struct famfs_geometry *g,
 			free(m);
 			return rc;
 		}
+		/* Whose it is now that nobody can read it (holders.c). */
+		famfs_member_hold(path, dev->sb->fs_uuid, g->dev[i].uuid,
+				  dev->members_mount);
 	}
 	dev->member[i] = m;
 	return 0;
@@ -492,7 +566,7 @@ static int explain_missing(struct famfs_dev *dev, const struct famfs_geometry *g
 				  i, u);
 	if (famfs_dax_driver(path, drv, sizeof(drv)) == 0 &&
 	    !strcmp(drv, "fsdev_dax"))
-		return famfs_fail(ENOENT, "device %u (uuid %s): %s, where it was last seen, is on fsdev_dax, where it cannot be read (a mount uses it, or an earlier one left it there: then move it to device_dax)",
+		return famfs_fail(ENOENT, "device %u (uuid %s): %s, where it was last seen, is on fsdev_dax, where it cannot be read, and a mount holds it as another device (or it could not be moved to device_dax)",
 				  i, u, path);
 	if (famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &m))
 		return famfs_fail(ENOENT, "device %u (uuid %s) is not found on this host; where it was last seen: %s",
@@ -511,6 +585,7 @@ int famfs_dev_open_member(struct famfs_dev *dev, uint32_t i,
 {
 	struct famfs_geometry g;
 	char path[PATH_MAX];
+	bool by_record;
 	int rc;
 
 	famfs_dev_geometry(dev, &g);
@@ -518,11 +593,11 @@ int famfs_dev_open_member(struct famfs_dev *dev, uint32_t i,
 		return famfs_fail(EINVAL, "this famfs has no device %u", i);
 	if (dev->member[i])
 		return 0;
-	rc = famfs_resolve_dev(dev->sb->fs_uuid, g.dev[i].uuid, path,
-			       sizeof(path));
+	rc = resolve(dev->sb->fs_uuid, g.dev[i].uuid, path, sizeof(path),
+		     &by_record);
 	if (rc)
 		return explain_missing(dev, &g, i, rc);
-	return open_member(dev, &g, i, path, flags);
+	return open_member(dev, &g, i, path, flags, by_record);
 }
 
 int famfs_dev_open_members(struct famfs_dev *dev, unsigned int flags,

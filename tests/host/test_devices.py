@@ -165,12 +165,18 @@ def test_a_client_without_a_device(tmp_path, master, client, three, mounts):
     st = c.status()
     assert st["devices"] == "3" and st["devices_missing"] == "2"
     client.famfs("verify", "-S", "1", "-f", os.path.join(c.mnt, "on0"))
-    with pytest.raises(OSError) as e:
-        with open(os.path.join(c.mnt, "striped"), "rb") as f:
-            f.read()
-    assert e.value.errno == errno.EIO
+    for _ in range(3):
+        with pytest.raises(OSError) as e:
+            with open(os.path.join(c.mnt, "striped"), "rb") as f:
+                f.read()
+        assert e.value.errno == errno.EIO
     log = c.log_text()
     assert "2 of the 3 devices of this famfs are missing" in log
+    # the failed reads are said once, naming the missing device's uuid
+    fails = [l for l in log.splitlines() if "read of inode" in l]
+    assert len(fails) == 1, fails
+    uuids = [d["uuid"] for d in _daxdev(master, m.mnt)[0]["devices"]]
+    assert any("(uuid %s)" % u in fails[0] for u in uuids[1:]), fails
     p = client.famfs("status", c.mnt, check=False)
     assert p.returncode == 1, p.stdout
     assert "2 of the 3 devices of this famfs are missing" in p.stdout

@@ -275,6 +275,20 @@ static void devadd_writes_a_secondary_and_an_entry(void **state)
 	assert_int_equal(famfs_sb_check_secondary(sec.sb, 32 * MiB, dev.sb,
 						  &g.dev[1]), -EUCLEAN);
 	famfs_dev_close(&sec);
+	/* a secondary with another allocation unit than its primary's */
+	assert_int_equal(famfs_dev_open(paths[0], FAMFS_OPEN_RW, &sec), 0);
+	sec.sb->alloc_unit = 4096;
+	sec.sb->crc = famfs_sb_crc(sec.sb);
+	assert_int_equal(famfs_sb_check_secondary(sec.sb, sec.size, dev.sb,
+						  &g.dev[1]), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "allocation unit"));
+	sec.sb->alloc_unit = dev.sb->alloc_unit;
+	sec.sb->crc = famfs_sb_crc(sec.sb);
+	/* the flag after the CRC must agree with the missing log */
+	sec.sb->flags = FAMFS_SB_PRIMARY;
+	assert_false(famfs_sb_is_secondary(sec.sb));
+	sec.sb->flags = FAMFS_SB_SECONDARY;
+	famfs_dev_close(&sec);
 
 	/* by uuid, whatever the name; the map says where it was */
 	assert_int_equal(famfs_resolve_dev(dev.sb->fs_uuid, g.dev[2].uuid,
@@ -351,6 +365,13 @@ static void data_spans_devices_and_a_missing_one_is_eio(void **state)
 	assert_memory_equal(famfs_dev_member(&dev, 2)->base + 6 * MiB - 4096,
 			    out, 4096);
 	assert_memory_equal(dev.base + 20 * MiB, out + 4096, 4096);
+	/* devices opened read-only take no write, whatever the primary */
+	famfs_dev_close_members(&dev);
+	assert_int_equal(famfs_dev_open_members(&dev, 0, &res), 0);
+	assert_int_equal(famfs_data_write(&dev, &f, 4 * MiB, 0, out, 16),
+			 -EROFS);
+	assert_int_equal(famfs_data_write(&dev, &f, 4 * MiB, 2 * MiB, out, 16),
+			 16);
 	famfs_dev_close(&dev);
 
 	/* device 2 gone: its bytes fail, device 0's are served */
