@@ -187,41 +187,6 @@ static bool parse_line(char *line, uint8_t dev_uuid[FAMFS_UUID_LEN],
 	return true;
 }
 
-static void search_map(struct search *s)
-{
-	uint8_t du[FAMFS_UUID_LEN], fu[FAMFS_UUID_LEN];
-	char line[PATH_MAX + 96], *path;
-	FILE *f = open_map();
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (parse_line(line, du, fu, &path) &&
-		    !memcmp(du, s->dev_uuid, FAMFS_UUID_LEN) &&
-		    !memcmp(fu, s->fs_uuid, FAMFS_UUID_LEN))
-			consider(s, path, true);
-	fclose(f);
-}
-
-static void search_dax(struct search *s)
-{
-	DIR *d = opendir("/dev");
-	struct dirent *de;
-	char path[PATH_MAX];
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "dax", 3))
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-		if (s->hit && !strcmp(path, s->found))
-			continue;
-		consider(s, path, false);
-	}
-	closedir(d);
-}
-
 /* The device map's lines, in memory. */
 struct map_line {
 	uint8_t dev_uuid[FAMFS_UUID_LEN], fs_uuid[FAMFS_UUID_LEN];
@@ -263,6 +228,37 @@ static void map_read(struct map *m)
 			map_add(m, du, fu, p);
 	if (f)
 		fclose(f);
+}
+
+static void search_map(struct search *s)
+{
+	struct map m = { 0 };
+
+	map_read(&m);
+	for (size_t i = 0; i < m.n; i++)
+		if (!memcmp(m.l[i].dev_uuid, s->dev_uuid, FAMFS_UUID_LEN) &&
+		    !memcmp(m.l[i].fs_uuid, s->fs_uuid, FAMFS_UUID_LEN))
+			consider(s, m.l[i].path, true);
+	free(m.l);
+}
+
+static void search_dax(struct search *s)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "dax", 3))
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		if (s->hit && !strcmp(path, s->found))
+			continue;
+		consider(s, path, false);
+	}
+	closedir(d);
 }
 
 /* Replace the map with @m, atomically: a reader sees the old or the new. */
@@ -530,19 +526,17 @@ static int open_member(struct famfs_dev *dev, const struct famfs_geometry *g,
 static bool devmap_lookup(const uint8_t dev_uuid[FAMFS_UUID_LEN], char *path,
 			  size_t len)
 {
-	uint8_t du[FAMFS_UUID_LEN], fu[FAMFS_UUID_LEN];
-	char line[PATH_MAX + 96], *p;
-	FILE *f = open_map();
+	struct map m = { 0 };
 	bool found = false;
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		if (parse_line(line, du, fu, &p) &&
-		    !memcmp(du, dev_uuid, FAMFS_UUID_LEN) && strlen(p) < len) {
-			memcpy(path, p, strlen(p) + 1);
+	map_read(&m);
+	for (size_t i = 0; i < m.n && !found; i++)
+		if (!memcmp(m.l[i].dev_uuid, dev_uuid, FAMFS_UUID_LEN) &&
+		    strlen(m.l[i].path) < len) {
+			memcpy(path, m.l[i].path, strlen(m.l[i].path) + 1);
 			found = true;
 		}
-	if (f)
-		fclose(f);
+	free(m.l);
 	return found;
 }
 
