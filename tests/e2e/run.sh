@@ -220,7 +220,7 @@ boot() { # N STAGE
 		-drive file="$W/disk.qcow2",if=virtio,format=qcow2,cache=unsafe \
 		-virtfs local,path="$W/share",mount_tag=e2e,security_model=none,id=e2e \
 		-kernel "$kd/vmlinuz" -initrd "$kd/initrd" \
-		-append "root=/dev/vda rw console=ttyS0 famfs.e2e=1 famfs.e2e_boot=$n systemd.show_status=error" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 famfs.e2e=1 famfs.e2e_boot=$n systemd.show_status=error" \
 		-nic none -vga none -display none -monitor none -no-reboot \
 		-serial file:"$W/console-$n.log" </dev/null >"$W/qemu-$n.log" 2>&1
 	qrc=$?
