@@ -79,9 +79,9 @@ static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
 		if (fused_meta_fmap(fs, ih->nodeid, &meta, &size))
 			return reply_err(ih, ENODATA, out);
 		fm = &meta;
-		type = ih->nodeid == FUSED_META_SB_INO ?
-			       FUSE_FAMFS_FILE_SUPERBLOCK :
-			       FUSE_FAMFS_FILE_LOG;
+		type = ih->nodeid == FUSED_META_LOG_INO ?
+			       FUSE_FAMFS_FILE_LOG :
+			       FUSE_FAMFS_FILE_SUPERBLOCK;
 	} else if (fused_is_pending(ih->nodeid)) {
 		/* being written through the mount: we serve its bytes */
 		return reply_err(ih, ENODATA, out);

@@ -25,6 +25,9 @@
 #define FUSED_META_SB_INO (FUSED_META_DIR_INO + 1)
 #define FUSED_META_LOG_INO (FUSED_META_DIR_INO + 2)
 #define FUSED_META_STATUS_INO (FUSED_META_DIR_INO + 3)
+/* .superblock.N of the added device N (1 <= N < FAMFS_MAX_DEVS) */
+#define FUSED_META_SECONDARY_INO(n) (FUSED_META_DIR_INO + 16 + (n))
+#define FUSED_META_LAST_INO FUSED_META_SECONDARY_INO(FAMFS_MAX_DEVS - 1)
 
 /* Files being written through the mount (create.c), above those */
 #define FUSED_PENDING_INO_BASE FAMFS_PENDING_INO_BASE
@@ -188,10 +191,17 @@ int fused_refresh(struct fused *fs);
 /* ---- .meta files (meta.c) ---- */
 bool fused_is_meta(uint64_t ino);
 int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st);
-uint64_t fused_meta_lookup(uint64_t parent, const char *name);
+uint64_t fused_meta_lookup(struct fused *fs, uint64_t parent,
+			   const char *name);
+/* The device index whose superblock @ino is (0 for the primary), or -1. */
+int fused_meta_sb_index(const struct fused *fs, uint64_t ino);
+/* Entry @i (from 0) of .meta's listing, false past the last one. */
+bool fused_meta_dirent(const struct fused *fs, unsigned int i,
+		       const char **name, char *namebuf, size_t namelen,
+		       uint64_t *ino, mode_t *mode);
 /* The text of .meta/.status into @buf; returns its length. */
 size_t fused_status(struct fused *fs, char *buf, size_t len);
-/* Device range behind .superblock or .log (fmap for GET_FMAP too). */
+/* Device range behind a superblock or .log (fmap for GET_FMAP too). */
 int fused_meta_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
 		    uint64_t *size);
 

@@ -2,13 +2,15 @@
 /*
  * The .meta directory: the superblock and the log as files, so the famfs
  * CLI can work through a mount exactly as on a raw device (root only:
- * they show every file's name, owner and memory), and .status, a
- * key=value report for "famfs status", readable by all (key names are a
- * contract with the CLI: add keys, never rename them; device_health is
- * health.c's).
+ * they show every file's name, owner and memory); .superblock.N, the
+ * superblock of each added device, so that fsck of a mount can check
+ * devices the host's driver hides (fsdev_dax); and .status, a key=value
+ * report for "famfs status", readable by all (key names are a contract
+ * with the CLI: add keys, never rename them; device_health is health.c's).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,11 +20,39 @@
 
 bool fused_is_meta(uint64_t ino)
 {
-	return ino >= FUSED_META_DIR_INO && ino <= FUSED_META_STATUS_INO;
+	return ino >= FUSED_META_DIR_INO && ino <= FUSED_META_LAST_INO;
 }
 
-uint64_t fused_meta_lookup(uint64_t parent, const char *name)
+int fused_meta_sb_index(const struct fused *fs, uint64_t ino)
 {
+	if (ino == FUSED_META_SB_INO)
+		return 0;
+	if (ino <= FUSED_META_SECONDARY_INO(0) || ino > FUSED_META_LAST_INO ||
+	    ino - FUSED_META_SECONDARY_INO(0) >= famfs_geo_ndevs(&fs->g))
+		return -1;
+	return (int)(ino - FUSED_META_SECONDARY_INO(0));
+}
+
+/* N of ".superblock.N", written as the listing writes it, or 0. */
+static uint64_t secondary_named(const char *name)
+{
+	static const char prefix[] = FUSED_META_SB ".";
+	const char *digits = name + sizeof(prefix) - 1;
+	char *end;
+	unsigned long n;
+
+	if (strncmp(name, prefix, sizeof(prefix) - 1) || *digits < '1' ||
+	    *digits > '9')
+		return 0;
+	n = strtoul(digits, &end, 10);
+	return *end || n >= FAMFS_MAX_DEVS ? 0 : n;
+}
+
+uint64_t fused_meta_lookup(struct fused *fs, uint64_t parent,
+			   const char *name)
+{
+	uint64_t n;
+
 	if (parent == FAMFS_ROOT_INO)
 		return strcmp(name, FUSED_META_DIR) ? 0 : FUSED_META_DIR_INO;
 	if (parent != FUSED_META_DIR_INO)
@@ -33,16 +63,59 @@ uint64_t fused_meta_lookup(uint64_t parent, const char *name)
 		return FUSED_META_LOG_INO;
 	if (!strcmp(name, FUSED_META_STATUS))
 		return FUSED_META_STATUS_INO;
+	n = secondary_named(name);
+	/* a device added a moment ago is in the log's tail */
+	if (n && n >= famfs_geo_ndevs(&fs->g))
+		fused_refresh(fs);
+	if (n && n < famfs_geo_ndevs(&fs->g))
+		return FUSED_META_SECONDARY_INO(n);
 	return 0;
+}
+
+bool fused_meta_dirent(const struct fused *fs, unsigned int i,
+		       const char **name, char *namebuf, size_t namelen,
+		       uint64_t *ino, mode_t *mode)
+{
+	static const struct {
+		const char *name;
+		uint64_t ino;
+		mode_t mode;
+	} fixed[] = {
+		{ ".", FUSED_META_DIR_INO, S_IFDIR },
+		{ "..", FAMFS_ROOT_INO, S_IFDIR },
+		{ FUSED_META_SB, FUSED_META_SB_INO, S_IFREG },
+		{ FUSED_META_LOG, FUSED_META_LOG_INO, S_IFREG },
+		{ FUSED_META_STATUS, FUSED_META_STATUS_INO, S_IFREG },
+	};
+	const unsigned int nfixed = sizeof(fixed) / sizeof(fixed[0]);
+	unsigned int dev = i - nfixed + 1;
+
+	if (i < nfixed) {
+		*name = fixed[i].name;
+		*ino = fixed[i].ino;
+		*mode = fixed[i].mode;
+		return true;
+	}
+	if (dev >= famfs_geo_ndevs(&fs->g))
+		return false;
+	snprintf(namebuf, namelen, "%s.%u", FUSED_META_SB, dev);
+	*name = namebuf;
+	*ino = FUSED_META_SECONDARY_INO(dev);
+	*mode = S_IFREG;
+	return true;
 }
 
 int fused_meta_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
 		    uint64_t *size)
 {
+	int dev = fused_meta_sb_index(fs, ino);
+
 	memset(fm, 0, sizeof(*fm));
 	fm->ext_type = FAMFS_EXT_SIMPLE;
 	fm->simple.nextents = 1;
-	if (ino == FUSED_META_SB_INO) {
+	if (dev >= 0) {
+		/* a secondary's superblock starts its device, as the primary's */
+		fm->simple.se[0].devindex = (uint64_t)dev;
 		fm->simple.se[0].offset = 0;
 		fm->simple.se[0].len = FAMFS_SB_REGION;
 	} else if (ino == FUSED_META_LOG_INO) {
@@ -70,9 +143,14 @@ int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st)
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
 		return 0;
-	case FUSED_META_SB_INO:
-	case FUSED_META_LOG_INO:
-		fused_meta_fmap(fs, ino, &fm, &size);
+	case FUSED_META_STATUS_INO:
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)fused_status(fs, buf, sizeof(buf));
+		return 0;
+	default:
+		if (fused_meta_fmap(fs, ino, &fm, &size))
+			return -ENOENT;
 		/*
 		 * Root's alone (ops.c refuses others' opens as well). Only the
 		 * master's log is writable; the superblock never is.
@@ -85,13 +163,6 @@ int fused_meta_attr(struct fused *fs, uint64_t ino, struct stat *st)
 		st->st_size = (off_t)size;
 		st->st_blocks = (blkcnt_t)(size / 512);
 		return 0;
-	case FUSED_META_STATUS_INO:
-		st->st_mode = S_IFREG | 0444;
-		st->st_nlink = 1;
-		st->st_size = (off_t)fused_status(fs, buf, sizeof(buf));
-		return 0;
-	default:
-		return -ENOENT;
 	}
 }
 

@@ -155,7 +155,7 @@ static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fused *fs = fs_of(req);
 	struct fuse_entry_param e;
 	const struct famfs_node *dir, *n;
-	uint64_t mino = fused_meta_lookup(parent, name);
+	uint64_t mino = fused_meta_lookup(fs, parent, name);
 
 	memset(&e, 0, sizeof(e));
 	if (mino) {
@@ -245,26 +245,22 @@ static void fused_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	if (off == 0 && ino != FUSED_META_DIR_INO)
 		fused_refresh(fs);
 	if (ino == FUSED_META_DIR_INO) {
-		static const struct {
-			const char *name;
-			uint64_t ino;
-			mode_t mode;
-		} ents[] = {
-			{ ".", FUSED_META_DIR_INO, S_IFDIR },
-			{ "..", FAMFS_ROOT_INO, S_IFDIR },
-			{ FUSED_META_SB, FUSED_META_SB_INO, S_IFREG },
-			{ FUSED_META_LOG, FUSED_META_LOG_INO, S_IFREG },
-			{ FUSED_META_STATUS, FUSED_META_STATUS_INO, S_IFREG },
-		};
+		char namebuf[32];
+		const char *name;
+		uint64_t eino;
+		mode_t mode;
 
 		buf = malloc(size);
 		if (!buf) {
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-		for (off_t i = off; i < 5; i++)
-			if (!add_dirent(req, buf, size, &used, ents[i].name,
-					ents[i].ino, ents[i].mode, i + 1))
+		for (off_t i = off;
+		     fused_meta_dirent(fs, (unsigned int)i, &name, namebuf,
+				       sizeof(namebuf), &eino, &mode);
+		     i++)
+			if (!add_dirent(req, buf, size, &used, name, eino,
+					mode, i + 1))
 				break;
 		fuse_reply_buf(req, buf, used);
 		free(buf);
@@ -565,6 +561,35 @@ static void read_failed(fuse_ino_t ino)
 		  (unsigned long long)ino, famfs_errmsg());
 }
 
+/*
+ * .superblock.N in fallback mode: read from wherever this host found
+ * device N, through the same checks as a file's bytes (EIO when the
+ * device is missing here).
+ */
+static void read_secondary_sb(fuse_req_t req, struct fused *fs,
+			      fuse_ino_t ino, size_t size, off_t off)
+{
+	struct famfs_omf_fmap fm;
+	uint64_t len;
+	ssize_t got;
+	char *buf = reply_buf(size ? size : 1);
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fused_meta_fmap(fs, ino, &fm, &len);
+	got = famfs_data_read(&fs->dev, &fm, len, (uint64_t)off, buf, size);
+	if (got >= 0 && fused_dev_lost(fs))
+		got = -EIO;
+	if (got < 0) {
+		read_failed(ino);
+		fuse_reply_err(req, (int)-got);
+		return;
+	}
+	fuse_reply_buf(req, buf, (size_t)got);
+}
+
 static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -577,6 +602,10 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fs->reads++;
 	if (ino == FUSED_META_SB_INO) {
 		read_region(req, fs, fs->dev.base, FAMFS_SB_REGION, size, off);
+		return;
+	}
+	if (fused_meta_sb_index(fs, ino) > 0) {
+		read_secondary_sb(req, fs, ino, size, off);
 		return;
 	}
 	if (ino == FUSED_META_LOG_INO) {

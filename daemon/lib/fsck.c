@@ -4,11 +4,13 @@
  * the namespace the entries build, and that no two files share memory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "namespace.h"
@@ -140,31 +142,70 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 }
 
 /*
+ * Secondary @i of the famfs mounted at @dev->path, for a host that cannot
+ * open its node (7.3's fsdev_dax hides it once a mount holds it): its
+ * superblock as the mount serves it, .meta/.superblock.N, which the
+ * kernel reads from the device it was given, checked as on a device.
+ */
+static int check_member_through_mount(const struct famfs_dev *dev,
+				      const struct famfs_geometry *g,
+				      uint32_t i)
+{
+	struct famfs_omf_superblock sb;
+	char p[PATH_MAX + 32];
+	ssize_t got;
+	int fd, err, rc;
+
+	snprintf(p, sizeof(p), "%s/.meta/.superblock.%u", dev->path, i);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return famfs_fail(errno, "%s: %s", p, strerror(errno));
+	got = pread(fd, &sb, sizeof(sb), 0);
+	err = errno;
+	close(fd);
+	if (got < 0)
+		return famfs_fail(err, "%s: %s", p, strerror(err));
+	if ((size_t)got < sizeof(sb))
+		return famfs_fail(EUCLEAN, "%s: %zd bytes, not a superblock",
+				  p, got);
+	rc = famfs_sb_check_secondary(&sb, g->dev[i].size, dev->sb,
+				      &g->dev[i]);
+	if (rc)
+		return famfs_fail(-rc, "%s: %s", p, famfs_errmsg());
+	return 0;
+}
+
+/*
  * Each secondary device: found on this host by its uuid, with a superblock
  * of this famfs. One that is not is a problem: its files cannot be read.
  */
-static void check_member(struct famfs_dev *dev, uint32_t i,
+static void check_member(struct famfs_dev *dev,
+			 const struct famfs_geometry *g, uint32_t i,
 			 struct famfs_fsck *r)
 {
 	struct famfs_fsck_dev *d = &r->devs[i];
-	char key[32], served[PATH_MAX];
+	char key[32], served[PATH_MAX + 32], why[512];
 	const char *path = served;
 
 	if (i == 0 || !famfs_dev_open_member(dev, i, 0)) {
 		path = famfs_dev_member(dev, i)->path;
-	} else {
-		/*
-		 * Not readable here: the daemon of a mount checked the device
-		 * when it took it (on 7.3 the kernel's driver then hides it).
-		 */
-		snprintf(key, sizeof(key), "member.%u", i);
-		if (dev->kind != FAMFS_DEV_META ||
-		    famfs_mount_status(dev->path, key, served,
-				       sizeof(served))) {
+	} else if (dev->kind == FAMFS_DEV_META) {
+		snprintf(why, sizeof(why), "%s", famfs_errmsg());
+		if (check_member_through_mount(dev, g, i)) {
 			r->missing++;
-			problem(r, "%s", famfs_errmsg());
+			problem(r, "%s; through the mount: %s", why,
+				famfs_errmsg());
 			return;
 		}
+		/* the name the daemon found it by, else the file we read */
+		snprintf(key, sizeof(key), "member.%u", i);
+		if (famfs_mount_status(dev->path, key, served, sizeof(served)))
+			snprintf(served, sizeof(served),
+				 "%s/.meta/.superblock.%u", dev->path, i);
+	} else {
+		r->missing++;
+		problem(r, "%s", famfs_errmsg());
+		return;
 	}
 	d->present = true;
 	/* a device path longer than this is cut: it is shown, not used */
@@ -239,7 +280,7 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
 		d->used = s.alloc.dev[i].used * g.alloc_unit;
 		d->free = (s.alloc.dev[i].nunits - s.alloc.dev[i].used) *
 			  g.alloc_unit;
-		check_member(dev, i, r);
+		check_member(dev, &g, i, r);
 	}
 	r->space_used = s.alloc.used * g.alloc_unit;
 	r->space_free = (s.alloc.nunits - s.alloc.used) * g.alloc_unit;

@@ -135,6 +135,9 @@ void json_fs_devices(struct json_object *a, const struct famfs_fsck *r)
 		jadd_u64(d, "size", r->devs[i].size);
 		jadd_u64(d, "used", r->devs[i].used);
 		jadd_u64(d, "free", r->devs[i].free);
+		jadd_bool(d, "present", r->devs[i].present);
+		if (r->devs[i].present)
+			jadd_str(d, "path", r->devs[i].path);
 	}
 }
 

@@ -280,3 +280,62 @@ def test_only_the_master_adds_devices(tmp_path, master, client, device,
     # an unprivileged user cannot read the metadata at all
     st = os.stat(extra)
     assert not st.st_mode & stat.S_IWOTH
+
+
+def test_secondary_superblocks_in_meta(tmp_path, master, client, three,
+                                       mounts):
+    m = _mounted(master, three[0], tmp_path, "mnt", mounts)
+    meta = os.path.join(m.mnt, ".meta")
+    names = sorted(os.listdir(meta))
+    assert names == [".log", ".status", ".superblock", ".superblock.1",
+                     ".superblock.2"], names
+    # each is its device's first 2 MiB, byte for byte
+    for i in (1, 2):
+        with open(three[i], "rb") as f:
+            want = f.read(2 << 20)
+        with open(os.path.join(meta, ".superblock.%d" % i), "rb") as f:
+            assert f.read() == want
+        assert os.stat(os.path.join(meta, ".superblock.%d" % i)).st_mode \
+            == stat.S_IFREG | 0o400
+    # no device 3, no other spelling of 1, nothing to write
+    for name in (".superblock.3", ".superblock.01", ".superblock.+1",
+                 ".superblock.0", ".superblock.1x", ".superblock.",
+                 ".superblock.24", ".superblock.18446744073709551617"):
+        assert not os.path.exists(os.path.join(meta, name)), name
+    with pytest.raises(OSError) as e:
+        open(os.path.join(meta, ".superblock.1"), "r+b")
+    assert e.value.errno == errno.EROFS
+    # root's alone: it names the file system and its devices
+    p = fh.run(["setpriv", "--reuid=65534", "--regid=65534",
+                "--clear-groups", "cat", os.path.join(meta, ".superblock.1")],
+               check=False)
+    assert p.returncode != 0 and "Permission denied" in p.stderr
+
+    # fsck of the mount by a host whose own lookups find no device (an
+    # empty map, no /dev/dax of these): it checks each secondary's
+    # superblock through the mount, as a 7.3 host must, whose driver
+    # hides the devices a mount holds
+    env = dict(master.env, FAMFS_DEVMAP=str(tmp_path / "empty-map"))
+    p = fh.run([fh.FAMFS, "fsck", "--json", m.mnt], env=env, check=False)
+    r = json.loads(p.stdout)
+    assert p.returncode == 0 and r["status"] == "clean", p.stdout
+    assert [d["present"] for d in r["devices"]] == [True, True, True]
+    assert r["devices"][2]["path"] == os.path.realpath(three[2])
+
+    # a superblock damaged under the mount: seen through it
+    with open(three[2], "r+b") as f:
+        f.seek(64)
+        f.write(b"\xff" * 16)
+    p = fh.run([fh.FAMFS, "fsck", m.mnt], env=env, check=False)
+    assert p.returncode == 1, p.stdout
+    assert ".superblock.2" in p.stdout and "device 2" in p.stdout, p.stdout
+
+    # a host that lacks the devices lists them, and reading one is EIO
+    c = _mounted(client, three[0], tmp_path, "client", mounts)
+    assert c.status()["devices_missing"] == "2"
+    with pytest.raises(OSError) as e:
+        with open(os.path.join(c.mnt, ".meta", ".superblock.1"), "rb") as f:
+            f.read()
+    assert e.value.errno == errno.EIO
+    p = client.famfs("fsck", c.mnt, check=False)
+    assert p.returncode == 1 and "through the mount" in p.stdout, p.stdout

@@ -4,7 +4,7 @@
 # (no upcalls); on 6.12 a memory error on dax2.0, then dax2.0 unbound:
 # only the files on it fail. Last, a damaged secondary superblock, which
 # fsck names. Runs last: it leaves every device on device_dax.
-plan 6.12=25 7.3=22
+plan 6.12=27 7.3=24
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-devices.log
@@ -64,6 +64,17 @@ t "read(2) == mmap over the three devices" famfs chkread $M/striped
 t "no upcalls while faulting in and reading it by mmap" fvt mmapread $M/striped $S
 t "GET_DAXDEV fetched the added devices" sh -c "
 	. /tests/lib.sh; cat $S; [ \"\$(kv get_daxdev $S)\" -ge 3 ]"
+# Each added device's superblock as the mount serves it (the kernel maps
+# it from that device); fsck of the mount checks them, on 7.3 through
+# these files, as fsdev_dax hides the nodes.
+t ".meta/.superblock.2 is dax2.0's secondary superblock: read == mmap" sh -c "
+	famfs chkread -s $M/.meta/.superblock.2 >/tmp/sb90; rc=\$?; cat /tmp/sb90
+	fs=\$(famfs chkread -s $M/.meta/.superblock | sed -n 's/.* uuid \\([^ ]*\\) crc.*/\\1/p' | head -n 1)
+	[ \$rc = 0 ] && [ -n \"\$fs\" ] &&
+	[ \$(grep -c \"log 0x0+0 uuid \$fs crc good\" /tmp/sb90) = 2 ]"
+t "fsck of the mount: clean, all three devices present" sh -c "
+	famfs fsck --json $M >/tmp/fj90; rc=\$?; cat /tmp/fj90
+	[ \$rc = 0 ] && [ \$(grep -o '\"present\": *true' /tmp/fj90 | wc -l) = 3 ]"
 # Mounted again: on 7.3 the added devices are still on fsdev_dax, whose
 # node cannot be read; the records of the mount that left them there
 # (now gone) free them to be checked again on device_dax.
