@@ -7,6 +7,7 @@ import json
 import mmap
 import os
 import shutil
+import signal
 import stat
 
 import pytest
@@ -339,3 +340,53 @@ def test_secondary_superblocks_in_meta(tmp_path, master, client, three,
     assert e.value.errno == errno.EIO
     p = client.famfs("fsck", c.mnt, check=False)
     assert p.returncode == 1 and "through the mount" in p.stdout, p.stdout
+
+
+def test_a_restart_keeps_every_device(tmp_path, master, three, mounts):
+    """A daemon restart that keeps the mount (takeover): the successor
+    finds every device again by uuid, also one added on the live mount
+    just before, and files across them read on unchanged."""
+    from test_restart import (HANDOVER_EXIT, FakeSystemd, _daemon_argv,
+                              _end_all, _first_daemon, _wait_exit)
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        m, p = _first_daemon(sd, master, three[0], mnt, log, mounts)
+        procs.append(p)
+        striped = os.path.join(mnt, "striped")
+        master.famfs("creat", "-s", "12m", "-N", "3", "-C", "2m", "-r",
+                     "-S", "4", striped)
+        fourth = _image(str(tmp_path / "fourth.img"), 64 << 20)
+        master.famfs("devadd", mnt, fourth)
+        assert m.status()["devices"] == "4"
+        f = open(striped, "rb")
+        mm = mmap.mmap(f.fileno(), 12 << 20, prot=mmap.PROT_READ)
+        before = mm[:]
+
+        p.send_signal(signal.SIGUSR1)
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        p = sd.start(_daemon_argv(three[0], mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2, "READY=1 after the restart")
+        st = m.status()
+        assert (st["takeovers"], st["devices"], st["devices_missing"]) == \
+            ("1", "4", "0"), st
+        assert st["member.3"] == os.path.realpath(fourth)
+        assert mm[:] == before
+        mm.close()
+        f.close()
+        master.famfs("verify", "-S", "4", "-f", striped)
+        # the successor allocates on all four, the new one included
+        wide = os.path.join(mnt, "wide")
+        master.famfs("creat", "-s", "16m", "-N", "4", "-C", "2m", "-r",
+                     "-S", "5", wide)
+        assert sorted(_devices_of(master, wide)) == [0, 1, 2, 3]
+        master.famfs("verify", "-S", "5", "-f", wide)
+        r = json.loads(master.famfs("fsck", "--json", mnt).stdout)
+        assert r["status"] == "clean" and len(r["devices"]) == 4
+    finally:
+        _end_all(procs, sd)
