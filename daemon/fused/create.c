@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fused.h"
 
@@ -413,16 +414,18 @@ static bool died_of_signal(pid_t pid)
 {
 	unsigned long long v, flags = 0, code = 0;
 	char path[64], buf[2048], *f;
-	FILE *st;
-	size_t n;
-	int i = 3;
+	ssize_t n;
+	int fd, i = 3;
 
+	/* one read: the kernel makes the whole line at once (no stdio) */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	st = pid > 0 ? fopen(path, "re") : NULL;
-	if (!st)
+	fd = pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
 		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, st);
-	fclose(st);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
 	buf[n] = '\0';
 	f = strrchr(buf, ')');
 	if (!f)

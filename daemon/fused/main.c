@@ -631,6 +631,15 @@ static void find_unit(struct fused *fs)
 		fclose(f);
 }
 
+/* Monotonic milliseconds (vDSO: no syscall). */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
@@ -662,13 +671,22 @@ static int serve(struct fused *fs)
 					  .events = POLLIN };
 		pfd[4] = (struct pollfd){ .fd = fused_metamap_watch_fd(),
 					  .events = POLLPRI };
-		if (poll(pfd, (nfds_t)n, fused_monitor_timeout_ms(fs)) < 0) {
+		int timeout = fused_monitor_timeout_ms(fs);
+		uint64_t due = timeout < 0 ? UINT64_MAX :
+					     now_ms() + (uint64_t)timeout;
+
+		if (poll(pfd, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			res = -errno;
 			break;
 		}
-		fused_monitor_run(fs);
+		/*
+		 * The monitor's work: a connection, or one of its timeouts
+		 * due. Not on every FUSE request: that is a syscall each.
+		 */
+		if (pfd[2].revents || now_ms() >= due)
+			fused_monitor_run(fs);
 		if (pfd[3].revents)
 			fused_metamap_finish(fs);
 		if (pfd[4].revents)

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,6 +134,55 @@ static void device_short_of_recorded_size_is_reported(void **state)
 	scratch_drop(&s);
 }
 
+/* Rewrite this host's identity file in place with a new uuid. */
+static void rewrite_identity(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * The role follows the identity file at every call, in a long-lived
+ * process too (the daemon checks it before each append): rewritten in
+ * place at once, rewritten after the last read was cached, or replaced.
+ */
+static void role_follows_the_identity_file(void **state)
+{
+	static const char other[] = "0b5e4c2a-9f7d-4e1b-8a3c-5d6e7f809a1b\n";
+	char mine[64], moved[160];
+	struct scratch s;
+	struct famfs_dev dev;
+	FILE *f;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	f = fopen(s.uuid_file, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(mine, sizeof(mine), f));
+	fclose(f);
+	assert_int_equal(famfs_dev_open_fs(s.image, 0, &dev), 0);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
+	rewrite_identity(s.uuid_file, other); /* same size, same tick */
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_CLIENT);
+	rewrite_identity(s.uuid_file, mine);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
+	sleep(3); /* old enough to be taken from the last read */
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
+	rewrite_identity(s.uuid_file, other);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_CLIENT);
+	/* replaced by another file (a new inode) */
+	snprintf(moved, sizeof(moved), "%s.new", s.uuid_file);
+	rewrite_identity(moved, mine);
+	assert_int_equal(rename(moved, s.uuid_file), 0);
+	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +193,7 @@ int main(void)
 		cmocka_unit_test(client_cannot_mkfs_over_without_force),
 		cmocka_unit_test(truncated_device_is_reported),
 		cmocka_unit_test(device_short_of_recorded_size_is_reported),
+		cmocka_unit_test(role_follows_the_identity_file),
 	};
 
 	return cmocka_run_group_tests_name("mkfs", tests, NULL, NULL);
