@@ -20,7 +20,13 @@
 #           what the cross-CPU wakeups of each request cost on this host;
 #   client_rN (N = 2, 4): N dd's reading the file at once, against N dd's
 #           reading the backing file at once (direct_rN): the ratio of the
-#           total throughput.
+#           total throughput;
+#   null, null_rN: the same reads from famfs-bench-fuse-null, a FUSE server
+#           that answers each READ from its memory at once (direct I/O,
+#           the client's request size, one thread): FUSE's own ceiling on
+#           this host, what no change in the daemon can pass;
+#   null_mt_rN: that server on libfuse's multi-threaded loop (clone_fd,
+#           up to 4 threads): what threads would buy famfs-fused.
 # For each client side: FUSE requests and the daemon's CPU time (user +
 # system, from /proc) per GiB read.
 # The backing file is page-cache hot on every side. The last line,
@@ -36,7 +42,7 @@ BS=${BS:-1M}
 [ "$(id -u)" -eq 0 ] || { echo "fallback_read: needs root" >&2; exit 1; }
 W=$(mktemp -d /tmp/famfs-bench.XXXXXX)
 cleanup() {
-	for m in cli clc mnt; do
+	for m in cli clc mnt nul nmt; do
 		umount "$W/$m" 2>/dev/null || umount -l "$W/$m" 2>/dev/null ||
 			true
 	done
@@ -49,7 +55,7 @@ export FAMFS_CONF=/dev/null
 truncate -s $((SIZE_MIB + 64))M "$W/dev"
 chmod 600 "$W/dev"
 "$B/daemon/tools/mkfs.famfs" "$W/dev" >/dev/null
-mkdir "$W/mnt" "$W/cli" "$W/clc"
+mkdir "$W/mnt" "$W/cli" "$W/clc" "$W/nul" "$W/nmt"
 "$B/daemon/mount/mount.famfs" "$W/dev" "$W/mnt" -o "logfile=$W/fused.log"
 "$B/daemon/tools/famfs" creat -s "${SIZE_MIB}m" "$W/mnt/big" >/dev/null
 
@@ -82,6 +88,19 @@ for m in cli clc; do
 	fi
 done
 grep -h "reads spliced" "$W/fused-client.log" | sed 's/^[^:]*: /  /' || true
+# The null servers, with the READ size the client's daemon asked for.
+kib=$(sed -n 's/.*requests of up to \([0-9]*\) KiB.*/\1/p' "$W/fused-client.log" |
+	tail -n 1)
+"$B/bench/famfs-bench-fuse-null" "$W/nul" "$SIZE_MIB" "${kib:-1024}" 1 &
+"$B/bench/famfs-bench-fuse-null" "$W/nmt" "$SIZE_MIB" "${kib:-1024}" 4 &
+for m in nul nmt; do
+	i=0
+	until [ -e "$W/$m/big" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "fallback_read: $m did not mount" >&2; exit 1; }
+		sleep 0.1
+	done
+done
 
 /usr/bin/python3 - "$W" "$off" "$SIZE_MIB" "$PASSES" "$BS" <<'PY'
 import os, statistics, subprocess, sys, time
@@ -128,9 +147,12 @@ sides = {
     "client_copy_512k": ("clc", "512K", 1, False),
     "direct_512k": (None, "512K", 1, False),
 }
+sides["null"] = ("nul", bs, 1, False)
 for n in (2, 4):
     sides["client_r%d" % n] = ("cli", bs, n, False)
     sides["direct_r%d" % n] = (None, bs, n, False)
+    sides["null_r%d" % n] = ("nul", bs, n, False)
+    sides["null_mt_r%d" % n] = ("nmt", bs, n, False)
 names = list(sides)
 t = {s: [] for s in names}
 use = {s: [0.0, 0] for s in names}  # daemon CPU seconds, requests
@@ -195,6 +217,14 @@ for s in names:
           "MiB/s%s" % (s, d, statistics.median(r), r[0], r[-1], mibs(s),
                        mibs(d), extra))
     out.append(line)
+# The client against FUSE's ceiling, pass by pass: 1.0 = the daemon adds
+# nothing to what any FUSE server costs.
+for s, n in (("client", "null"), ("client_r2", "null_r2"),
+             ("client_r4", "null_r4")):
+    r = sorted(a / b for a, b in zip(t[n], t[s]))
+    print("  %-17s / %-11s median %.3f (min %.3f, max %.3f)" % (
+        s, n, statistics.median(r), r[0], r[-1]))
+    out.append("%s_of_%s=%.3f" % (s, n, statistics.median(r)))
 # Older keys, kept: requests per pass of the client side.
 out.append("client_requests_per_pass=%.0f" % (use["client"][1] / passes))
 # One machine-readable line last, for bench/report.py (keys: add, never rename).
