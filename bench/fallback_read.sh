@@ -224,7 +224,8 @@ for s, n in (("client", "null"), ("client_r2", "null_r2"),
     r = sorted(a / b for a, b in zip(t[n], t[s]))
     print("  %-17s / %-11s median %.3f (min %.3f, max %.3f)" % (
         s, n, statistics.median(r), r[0], r[-1]))
-    out.append("%s_of_%s=%.3f" % (s, n, statistics.median(r)))
+    out.append("%s_of_%s=%.3f %s_of_%s_min=%.3f %s_of_%s_max=%.3f" % (
+        s, n, statistics.median(r), s, n, r[0], s, n, r[-1]))
 # Older keys, kept: requests per pass of the client side.
 out.append("client_requests_per_pass=%.0f" % (use["client"][1] / passes))
 # One machine-readable line last, for bench/report.py (keys: add, never rename).

@@ -9,6 +9,11 @@
  * costs per request on this host: the part of famfs-fused's fallback
  * reads no daemon change can remove.
  *
+ * It also accepts mkdir, create, write, setattr, flush and release and
+ * keeps nothing, with famfs-fused's cache lifetimes for each (a new
+ * file's name never cached, its attributes for 1 s, a directory's 10 s):
+ * the ceiling for bench/meta.py's tar -x into the master's mount.
+ *
  * Usage: famfs-bench-fuse-null MOUNTPOINT SIZE_MIB MAX_KIB THREADS
  * (THREADS 1: libfuse's single-threaded loop; more: its multi-threaded
  * loop, at most that many threads, each with its own /dev/fuse clone).
@@ -23,10 +28,13 @@
 #include <sys/stat.h>
 
 #define BIG_INO 2
+/* inodes made by mkdir carry this bit, those by create do not */
+#define DIR_BIT (1ULL << 62)
 
 static uint64_t big_size;
 static unsigned int max_bytes;
 static char *data;
+static uint64_t next_ino = 16;
 
 static void null_init(void *ud, struct fuse_conn_info *conn)
 {
@@ -41,11 +49,14 @@ static void attr(fuse_ino_t ino, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_nlink = 1;
-	if (ino == FUSE_ROOT_ID) {
+	if (ino == FUSE_ROOT_ID || (ino & DIR_BIT)) {
 		st->st_mode = S_IFDIR | 0755;
-	} else {
+		st->st_nlink = 2;
+	} else if (ino == BIG_INO) {
 		st->st_mode = S_IFREG | 0444;
 		st->st_size = (off_t)big_size;
+	} else {
+		st->st_mode = S_IFREG | 0644;
 	}
 }
 
@@ -99,12 +110,79 @@ static void null_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, data + off, size);
 }
 
+static void null_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       mode_t mode)
+{
+	struct fuse_entry_param e;
+
+	(void)parent;
+	(void)name;
+	(void)mode;
+	memset(&e, 0, sizeof(e));
+	e.ino = next_ino++ | DIR_BIT;
+	e.attr_timeout = e.entry_timeout = 10;
+	attr(e.ino, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void null_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+			mode_t mode, struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e;
+
+	(void)parent;
+	(void)name;
+	(void)mode;
+	memset(&e, 0, sizeof(e));
+	e.ino = next_ino++;
+	e.attr_timeout = 1;
+	attr(e.ino, &e.attr);
+	fi->direct_io = 1;
+	fuse_reply_create(req, &e, fi);
+}
+
+static void null_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *set,
+			 int to_set, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	(void)set;
+	(void)to_set;
+	(void)fi;
+	attr(ino, &st);
+	fuse_reply_attr(req, &st, (ino & DIR_BIT) ? 10 : 0);
+}
+
+static void null_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		       size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)buf;
+	(void)off;
+	(void)fi;
+	fuse_reply_write(req, size);
+}
+
+static void null_done(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
 static const struct fuse_lowlevel_ops ops = {
 	.init = null_init,
 	.lookup = null_lookup,
 	.getattr = null_getattr,
 	.open = null_open,
 	.read = null_read,
+	.mkdir = null_mkdir,
+	.create = null_create,
+	.setattr = null_setattr,
+	.write = null_write,
+	.flush = null_done,
+	.release = null_done,
 };
 
 int main(int argc, char **argv)

@@ -15,7 +15,10 @@ bench/report.py:
                used), by famfs-bench-replay.
   meta_tar     files per second of `tar -x` of TAR_FILES small files into
                the master's mount (each logged at its close by the
-               daemon) against the same into tmpfs, in interleaved rounds.
+               daemon) against the same into tmpfs, and into
+               famfs-bench-fuse-null (a FUSE server that accepts every
+               request at once: FUSE's own ceiling), in interleaved
+               rounds.
   meta_cp      MiB/s of `cp` of a CP_MIB MiB file into the mount against
                the same into tmpfs (interleaved; the tmpfs copy is
                removed after each round, the famfs one cannot be).
@@ -41,6 +44,7 @@ FAMFS = os.path.join(BUILD, "daemon/tools/famfs")
 MKFS = os.path.join(BUILD, "daemon/tools/mkfs.famfs")
 MOUNT = os.path.join(BUILD, "daemon/mount/mount.famfs")
 REPLAY = os.path.join(BUILD, "bench/famfs-bench-replay")
+NULL_FUSE = os.path.join(BUILD, "bench/famfs-bench-fuse-null")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
 PER_ROUND = 10          # files per side per round
 BATCH = 1000            # files per batch creat
@@ -161,12 +165,33 @@ def bench_tar(work, m, raw):
             return timed("tar", "-x", "-f", tarball, "-C", d,
                          "--no-same-owner", "--no-same-permissions")
         return one
-    t = alternate(ROUNDS, {"famfs": side(m.mnt), "raw": side(raw)})
+    # FUSE's own ceiling: a server that accepts every request at once
+    nul = os.path.join(work, "nul")
+    os.mkdir(nul)
+    srv = subprocess.Popen([NULL_FUSE, nul, "16", "1024", "1"])
+    try:
+        for _ in range(100):
+            if os.path.ismount(nul):
+                break
+            time.sleep(0.05)
+        else:
+            sys.exit("bench/meta.py: %s did not mount" % NULL_FUSE)
+        t = alternate(ROUNDS, {"famfs": side(m.mnt), "raw": side(raw),
+                               "null": side(nul)})
+    finally:
+        subprocess.run(["umount", nul])
+        srv.wait()
     ratio = spread(r / f for f, r in zip(t["famfs"], t["raw"]))
+    ceiling = spread(r / n for n, r in zip(t["null"], t["raw"]))
+    of_null = spread(n / f for f, n in zip(t["famfs"], t["null"]))
     result("meta_tar", files=TAR_FILES, rounds=ROUNDS,
            famfs_files_per_s=TAR_FILES / statistics.median(t["famfs"]),
            raw_files_per_s=TAR_FILES / statistics.median(t["raw"]),
-           ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
+           ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2],
+           null_files_per_s=TAR_FILES / statistics.median(t["null"]),
+           null_ratio=ceiling[0], null_ratio_min=ceiling[1],
+           null_ratio_max=ceiling[2], of_null=of_null[0],
+           of_null_min=of_null[1], of_null_max=of_null[2])
 
 
 def bench_cp(work, raw):

@@ -234,6 +234,17 @@ def rows(g):
               for side, what in FALLBACK_SIDES]
     table += [
         ("fallback", lambda: (
+            "  a FUSE server that only replies, same reads / raw file "
+            "(FUSE's ceiling)", ratio("fallback", "null_ratio"),
+            "%d vs %d MiB/s" % (g["fallback"]["null_mibs"],
+                                g["fallback"]["direct_mibs"]))),
+        ("fallback", lambda: (
+            "  the client / that FUSE server, side by side",
+            ratio("fallback", "client_of_null"),
+            "1.0: the daemon adds nothing to FUSE's own cost")),
+    ]
+    table += [
+        ("fallback", lambda: (
             "fallback read / raw file read, master (page cache)",
             ratio("fallback", "master_ratio"),
             "%d vs %d MiB/s" % (g["fallback"]["master_mibs"],
@@ -266,6 +277,15 @@ def rows(g):
             "meta_tar", "tar -x of %d small files into the mount / into "
             "tmpfs", "files", "%.0f", "famfs_files_per_s", "raw_files_per_s",
             "files/s (fallback mode, this host)")),
+        ("meta_tar", lambda: (
+            "  the same into a FUSE server that does nothing / into tmpfs "
+            "(FUSE's ceiling)", ratio("meta_tar", "null_ratio"),
+            "%.0f vs %.0f files/s" % (g["meta_tar"]["null_files_per_s"],
+                                      g["meta_tar"]["raw_files_per_s"]))),
+        ("meta_tar", lambda: (
+            "  the mount / that FUSE server", ratio("meta_tar", "of_null"),
+            "%.0f vs %.0f files/s" % (g["meta_tar"]["famfs_files_per_s"],
+                                      g["meta_tar"]["null_files_per_s"]))),
         ("meta_cp", lambda: against(
             "meta_cp", "cp of a %d MiB file into the mount / into tmpfs",
             "mib", "%.0f", "famfs_mibs", "raw_mibs",
