@@ -111,13 +111,6 @@ static void print_json(const struct famfs_fsck *r)
 	jadd_str(o, "uuid", u);
 	a = jadd_array(o, "devices");
 	json_fs_devices(a, r);
-	for (uint32_t i = 0; i < r->ndevs; i++) {
-		struct json_object *d = json_object_array_get_idx(a, i);
-
-		jadd_bool(d, "present", r->devs[i].present);
-		if (r->devs[i].present)
-			jadd_str(d, "path", r->devs[i].path);
-	}
 	jadd_u64(o, "missing", r->missing);
 	json_print(o);
 }

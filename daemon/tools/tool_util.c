@@ -136,8 +136,8 @@ void json_fs_devices(struct json_object *a, const struct famfs_fsck *r)
 		jadd_u64(d, "used", r->devs[i].used);
 		jadd_u64(d, "free", r->devs[i].free);
 		jadd_bool(d, "present", r->devs[i].present);
-		if (r->devs[i].present)
-			jadd_str(d, "path", r->devs[i].path);
+		/* the same keys for every device: "" where it is missing */
+		jadd_str(d, "path", r->devs[i].present ? r->devs[i].path : "");
 	}
 }
 

@@ -21,7 +21,8 @@ S = str
 B = bool
 
 SPACE = {"device": U, "used": U, "free": U}
-DEVICE = {"index": U, "uuid": S, "size": U, "used": U, "free": U}
+DEVICE = {"index": U, "uuid": S, "size": U, "used": U, "free": U,
+          "present": B, "path": S}
 USAGE = {"files": U, "directories": U, "bytes_in_files": U, "space": SPACE,
          "devices": [DEVICE]}
 WARN = {"setid_files": U, "warnings": [S], "warnings_not_listed": U}
