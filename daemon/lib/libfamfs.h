@@ -99,6 +99,12 @@ int famfs_sb_check(const struct famfs_omf_superblock *sb, uint64_t dev_size);
 void famfs_sb_geometry(const struct famfs_omf_superblock *sb,
 		       struct famfs_geometry *g);
 /*
+ * Is @sb a valid secondary's superblock, of famfs @fs_uuid and with device
+ * uuid @dev_uuid (either NULL: any)? 0, or -errno saying which it is not.
+ */
+int famfs_sb_check_member(const struct famfs_omf_superblock *sb,
+			  const uint8_t *fs_uuid, const uint8_t *dev_uuid);
+/*
  * Check the superblock of a secondary device of @dev_size bytes that should
  * be device @want (its uuid and size as the log records them) of the famfs
  * whose primary superblock is @primary: marked secondary, no log, the

@@ -114,12 +114,7 @@ static bool candidate_matches(const char *path, const uint8_t *fs_uuid,
 	if (famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &dev))
 		return false;
 	famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
-	ok = dev.sb->magic == FAMFS_SUPER_MAGIC &&
-	     dev.sb->version == FAMFS_SB_VERSION &&
-	     dev.sb->crc == famfs_sb_crc(dev.sb) &&
-	     famfs_sb_is_secondary(dev.sb) &&
-	     (!fs_uuid || !memcmp(dev.sb->fs_uuid, fs_uuid, FAMFS_UUID_LEN)) &&
-	     (!dev_uuid || !memcmp(dev.sb->dev_uuid, dev_uuid, FAMFS_UUID_LEN));
+	ok = famfs_sb_check_member(dev.sb, fs_uuid, dev_uuid) == 0;
 	if (sb)
 		*sb = *dev.sb;
 	famfs_dev_close(&dev);

@@ -83,10 +83,8 @@ bool famfs_sb_is_secondary(const struct famfs_omf_superblock *sb)
 	       (sb->flags & FAMFS_SB_SECONDARY);
 }
 
-int famfs_sb_check_secondary(const struct famfs_omf_superblock *sb,
-			     uint64_t dev_size,
-			     const struct famfs_omf_superblock *primary,
-			     const struct famfs_member *want)
+int famfs_sb_check_member(const struct famfs_omf_superblock *sb,
+			  const uint8_t *fs_uuid, const uint8_t *dev_uuid)
 {
 	char have[37], need[37];
 	int rc = check_header(sb);
@@ -95,18 +93,30 @@ int famfs_sb_check_secondary(const struct famfs_omf_superblock *sb,
 		return rc;
 	if (!famfs_sb_is_secondary(sb))
 		return famfs_fail(EUCLEAN, "it is not a secondary device: its superblock has a log or no secondary flag");
-	if (memcmp(sb->fs_uuid, primary->fs_uuid, FAMFS_UUID_LEN)) {
+	if (fs_uuid && memcmp(sb->fs_uuid, fs_uuid, FAMFS_UUID_LEN)) {
 		famfs_uuid_str(sb->fs_uuid, have);
-		famfs_uuid_str(primary->fs_uuid, need);
+		famfs_uuid_str(fs_uuid, need);
 		return famfs_fail(EUCLEAN, "it belongs to famfs %s, not to famfs %s",
 				  have, need);
 	}
-	if (memcmp(sb->dev_uuid, want->uuid, FAMFS_UUID_LEN)) {
+	if (dev_uuid && memcmp(sb->dev_uuid, dev_uuid, FAMFS_UUID_LEN)) {
 		famfs_uuid_str(sb->dev_uuid, have);
-		famfs_uuid_str(want->uuid, need);
+		famfs_uuid_str(dev_uuid, need);
 		return famfs_fail(EUCLEAN, "its device uuid is %s; the log names %s",
 				  have, need);
 	}
+	return 0;
+}
+
+int famfs_sb_check_secondary(const struct famfs_omf_superblock *sb,
+			     uint64_t dev_size,
+			     const struct famfs_omf_superblock *primary,
+			     const struct famfs_member *want)
+{
+	int rc = famfs_sb_check_member(sb, primary->fs_uuid, want->uuid);
+
+	if (rc)
+		return rc;
 	if (sb->alloc_unit != primary->alloc_unit)
 		return famfs_fail(EUCLEAN, "its allocation unit %llu differs from the primary's %llu",
 				  (unsigned long long)sb->alloc_unit,

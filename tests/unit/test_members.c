@@ -274,6 +274,19 @@ static void devadd_writes_a_secondary_and_an_entry(void **state)
 						  &g.dev[2]), -EUCLEAN);
 	assert_int_equal(famfs_sb_check_secondary(sec.sb, 32 * MiB, dev.sb,
 						  &g.dev[1]), -EUCLEAN);
+	/* as a member of any famfs, of this one, or of another one */
+	assert_int_equal(famfs_sb_check_member(sec.sb, NULL, NULL), 0);
+	assert_int_equal(famfs_sb_check_member(sec.sb, dev.sb->fs_uuid,
+					       g.dev[1].uuid), 0);
+	assert_int_equal(famfs_sb_check_member(sec.sb, g.dev[1].uuid, NULL),
+			 -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "belongs to famfs"));
+	assert_int_equal(famfs_sb_check_member(sec.sb, NULL, g.dev[2].uuid),
+			 -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "device uuid"));
+	/* the primary is no member */
+	assert_int_equal(famfs_sb_check_member(dev.sb, NULL, NULL), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "not a secondary"));
 	famfs_dev_close(&sec);
 	/* a secondary with another allocation unit than its primary's */
 	assert_int_equal(famfs_dev_open(paths[0], FAMFS_OPEN_RW, &sec), 0);
