@@ -4,7 +4,7 @@
 # (no upcalls); on 6.12 a memory error on dax2.0, then dax2.0 unbound:
 # only the files on it fail. Last, a damaged secondary superblock, which
 # fsck names. Runs last: it leaves every device on device_dax.
-plan 6.12=27 7.3=24
+plan 6.12=29 7.3=26
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-devices.log
@@ -84,6 +84,29 @@ t "mounted again: every device found again, the striped file reads back" sh -c "
 	cat $S; [ \"\$(kv devices_missing $S)\" = 0 ] && famfs verify -S 92 $M/striped"
 t "a write through the mount lands on every device" sh -c "
 	fvt pwrite $M/striped 1000000 20000000 93 && fvt check $M/striped 1000000 20000000 93"
+# Restarts that keep the mount (fdsd plays systemd's fd store, as in
+# 68-takeover): each successor finds the three devices again (on 7.3
+# through the holder records of the mount it takes over) while a reader
+# keeps the striped file mapped and files are created across devices.
+L2=/tmp/fused-devices-takeover.log
+t "4 restarts (1 SIGKILL) of the daemon of a famfs over three devices: nothing failed" sh -c "
+	. /tests/lib.sh
+	umount $M && famfs_idle || exit 1
+	fdsd $M $M/striped 4 1 -- /usr/bin/famfs-fused -f -o fallback=no,logfile=$L2 /dev/dax0.0 $M >/tmp/fdsd90.out; rc=\$?
+	cat /tmp/fdsd90.out; exit \$rc"
+t "every successor took over with no device missing; what was made verifies" sh -c "
+	. /tests/lib.sh
+	tail -n 30 $L2; [ \$(grep -c 'took over the FUSE connection' $L2) -eq 4 ] &&
+	! grep -q 'devices of this famfs are missing' $L2 || exit 1
+	n=\$(sed -n 's/.* files=\\([0-9]*\\) .*/\\1/p' /tmp/fdsd90.out)
+	[ \"\${n:-0}\" -gt 0 ] || { echo 'no files were made'; exit 1; }
+	mount.famfs /dev/dax0.0 $M -o fallback=no,logfile=$L || exit 1
+	[ \"\$(kv devices_missing $S)\" = 0 ] || exit 1
+	args= i=0
+	while [ \$i -lt \$n ]; do
+		args=\"\$args -m $M/tko\$(printf %02d \$i),\$((i + 1))\"; i=\$((i + 1))
+	done
+	famfs verify -q \$args && fvt check $M/striped 1000000 20000000 93"
 # A memory error in the strip on dax2.0 (6.12: famfs_dax tracks them):
 # that device fails, the others serve on.
 if [ "$drv" = famfs_dax ]; then
