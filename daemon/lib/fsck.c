@@ -224,7 +224,17 @@ int famfs_fsck(struct famfs_dev *dev, struct famfs_fsck *r)
 	r->role = famfs_role(dev);
 	rc = famfs_sb_check(dev->sb, dev->size);
 	if (rc) {
+		char primary[PATH_MAX];
+
 		problem(r, "superblock: %s", famfs_errmsg());
+		/* a secondary: say what to check instead */
+		if (rc == -EMEDIUMTYPE &&
+		    !famfs_find_primary(dev->sb->fs_uuid, primary,
+					sizeof(primary)))
+			problem(r, "check its file system by %s: famfs fsck %s",
+				primary, primary);
+		else if (rc == -EMEDIUMTYPE)
+			problem(r, "%s", famfs_errmsg());
 		return 0;
 	}
 	r->sb_valid = true;

@@ -444,6 +444,75 @@ int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
 	return resolve(fs_uuid, dev_uuid, path, len, &by_record);
 }
 
+/* A mount of famfs @fs_uuid: what to check it by is its mount point */
+struct primary_search {
+	const uint8_t *fs_uuid;
+	char *path;
+	size_t len;
+};
+
+static bool primary_mounted(const struct famfs_mount_ent *m, void *arg)
+{
+	struct primary_search *ps = arg;
+	struct famfs_omf_superblock sb;
+	char p[PATH_MAX + 32];
+	int fd;
+	bool hit;
+
+	if (!m->famfs || m->src[0] != '/')
+		return false;
+	snprintf(p, sizeof(p), "%s/.meta/.superblock", m->dir);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	hit = pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb) &&
+	      !memcmp(sb.fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN);
+	close(fd);
+	if (hit)
+		snprintf(ps->path, ps->len, "%s", m->dir);
+	return hit;
+}
+
+int famfs_find_primary(const uint8_t fs_uuid[FAMFS_UUID_LEN], char *path,
+		       size_t len)
+{
+	struct primary_search ps = { fs_uuid, path, len };
+	char node[PATH_MAX], driver[64], u[37];
+	struct famfs_dev dev;
+	struct dirent *de;
+	struct stat st;
+	bool hit = false;
+	DIR *d;
+
+	if (famfs_mounts_each(primary_mounted, &ps))
+		return 0;
+	/* nodes we may read without moving them: what a secondary's are */
+	d = opendir("/dev");
+	while (d && !hit && (de = readdir(d))) {
+		if (strncmp(de->d_name, "dax", 3))
+			continue;
+		snprintf(node, sizeof(node), "/dev/%s", de->d_name);
+		if (stat(node, &st) < 0 || !trusted(&st) ||
+		    famfs_dax_driver(node, driver, sizeof(driver)) ||
+		    (strcmp(driver, FAMFS_READ_DRIVER) &&
+		     strcmp(driver, "famfs_dax")) ||
+		    famfs_dev_open(node, FAMFS_OPEN_NO_REBIND, &dev))
+			continue;
+		famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
+		hit = !famfs_sb_check(dev.sb, dev.size) &&
+		      !memcmp(dev.sb->fs_uuid, fs_uuid, FAMFS_UUID_LEN);
+		famfs_dev_close(&dev);
+		if (hit)
+			snprintf(path, len, "%s", node);
+	}
+	if (d)
+		closedir(d);
+	famfs_uuid_str(fs_uuid, u);
+	return hit ? 0 :
+		     famfs_fail(ENOENT, "no primary device of famfs %s is mounted or found among this host's devdax nodes",
+				u);
+}
+
 const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
 					 uint64_t i)
 {

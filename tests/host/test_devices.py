@@ -264,6 +264,7 @@ def test_mkfs_checks_every_device_first(tmp_path, master):
     # a secondary is no famfs to mount or check on its own
     p = master.famfs("fsck", b, check=False)
     assert p.returncode == 2 and "secondary device" in p.stdout
+    assert "no primary device of famfs" in p.stdout, p.stdout
     m = fh.Mount(master, b, str(tmp_path / "m"), str(tmp_path / "l"))
     p = m.mount(check=False)
     assert p.returncode != 0 and not m.mounted()
@@ -322,6 +323,13 @@ def test_secondary_superblocks_in_meta(tmp_path, master, client, three,
     assert p.returncode == 0 and r["status"] == "clean", p.stdout
     assert [d["present"] for d in r["devices"]] == [True, True, True]
     assert r["devices"][2]["path"] == os.path.realpath(three[2])
+
+    # fsck of a secondary says what to check instead: the mount of its
+    # file system (a primary image that is not mounted is found by no one)
+    p = master.famfs("fsck", three[1], check=False)
+    assert p.returncode == 2, p.stdout
+    assert "secondary device" in p.stdout and \
+        "famfs fsck %s" % m.mnt in p.stdout, p.stdout
 
     # a superblock damaged under the mount: seen through it
     with open(three[2], "r+b") as f:

@@ -4,7 +4,7 @@
 # (no upcalls); on 6.12 a memory error on dax2.0, then dax2.0 unbound:
 # only the files on it fail. Last, a damaged secondary superblock, which
 # fsck names. Runs last: it leaves every device on device_dax.
-plan 6.12=29 7.3=26
+plan 6.12=30 7.3=27
 M=/mnt/famfs
 S=$M/.meta/.status
 L=/tmp/fused-devices.log
@@ -146,3 +146,8 @@ t "fsck names device 1 once its superblock is damaged" sh -c "
 	famfs fsck /dev/dax0.0 >/tmp/f90; rc=\$?; cat /tmp/f90
 	[ \$rc = 1 ] && grep -q 'device 1 (uuid' /tmp/f90 &&
 	grep -q '/dev/dax1.0' /tmp/f90"
+# fsck of a secondary is no check of a file system: it names what is.
+t "fsck of dax2.0, a secondary, names the primary to check (exit 2)" sh -c "
+	famfs fsck /dev/dax2.0 >/tmp/f90s; rc=\$?; cat /tmp/f90s
+	[ \$rc = 2 ] && grep -q 'secondary device' /tmp/f90s &&
+	grep -q 'famfs fsck /dev/dax0.0' /tmp/f90s"
