@@ -207,24 +207,27 @@ t "the next claim of the device finds the error recorded (EIO)" remembered
 # finding 11): with both namespaces disabled (no device holds a dax minor;
 # a minor is freed an RCU grace period after its device, hence the pause),
 # namespace1.0, on the other nvdimm, is made a devdax device that the dax
-# core gives dax0.0's old minor (the lowest free one; dax0.0, enabled
-# first, takes minor 0 if that was not its own). Its memory had no error:
+# core gives dax0.0's old minor (the lowest free one, once dax0.0 has
+# taken any lower one: see below). Its memory had no error:
 # its claim must not be failed. (Before: it inherited dax0.0's record, and
 # every file on it failed with EIO.)
 reused_minor() {
-	local n0 n1 r was1=
+	local n0 n1 r
 	n0=$(node_of /dev/dax0.0) || return 1
-	[ -e /dev/dax1.0 ] && was1=$(node_of /dev/dax1.0)
 	ndctl disable-namespace namespace0.0 >/dev/null &&
 		ndctl disable-namespace namespace1.0 >/dev/null &&
 		[ ! -e /dev/dax0.0 ] || return 1
 	sleep 1
-	# dax1.0's old minor below dax0.0's (other NVDIMMs' devices hold the
-	# rest): dax0.0, enabled again first, takes it, and namespace1.0
-	# then gets dax0.0's.
-	if [ -n "$was1" ] && [ "${was1#* }" -lt "${n0#* }" ]; then
-		ndctl enable-namespace namespace0.0 >/dev/null &&
-			wait_for /dev/dax0.0 10 || return 1
+	# A new device takes the lowest free minor, and dax devices without a
+	# node (other namespaces' fsdax) hold some: dax0.0, enabled again
+	# first, takes the lowest. If that is its own, it gives it back and
+	# namespace1.0 gets it; if lower, namespace1.0 gets the next, dax0.0's.
+	ndctl enable-namespace namespace0.0 >/dev/null &&
+		wait_for /dev/dax0.0 10 || return 1
+	if [ "$(node_of /dev/dax0.0)" = "$n0" ]; then
+		ndctl disable-namespace namespace0.0 >/dev/null &&
+			[ ! -e /dev/dax0.0 ] || return 1
+		sleep 1
 	fi
 	ndctl create-namespace -f -e namespace1.0 -m devdax --align=2M >/dev/null &&
 		wait_for /dev/dax1.0 10 || return 1
