@@ -129,6 +129,24 @@ int famfs_mount_root(const char *path, char *root, size_t len)
 	}
 }
 
+int famfs_sb_read_file(const char *path, struct famfs_omf_superblock *sb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	ssize_t got;
+
+	if (fd < 0)
+		return famfs_fail(errno, "%s: %s", path, strerror(errno));
+	got = pread(fd, sb, sizeof(*sb), 0);
+	err = errno;
+	close(fd);
+	if (got < 0)
+		return famfs_fail(err, "%s: %s", path, strerror(err));
+	if ((size_t)got < sizeof(*sb))
+		return famfs_fail(EUCLEAN, "%s: %zd bytes, not a superblock",
+				  path, got);
+	return 0;
+}
+
 /* Map the superblock file @sbfd (closed here); @logfd becomes dev->fd. */
 static int map_meta(const char *root, int sbfd, int logfd, bool rw,
 		    struct famfs_dev *dev)

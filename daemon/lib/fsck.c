@@ -4,13 +4,11 @@
  * the namespace the entries build, and that no two files share memory.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "internal.h"
 #include "namespace.h"
@@ -153,21 +151,12 @@ static int check_member_through_mount(const struct famfs_dev *dev,
 {
 	struct famfs_omf_superblock sb;
 	char p[PATH_MAX + 32];
-	ssize_t got;
-	int fd, err, rc;
+	int rc;
 
 	snprintf(p, sizeof(p), "%s/.meta/.superblock.%u", dev->path, i);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return famfs_fail(errno, "%s: %s", p, strerror(errno));
-	got = pread(fd, &sb, sizeof(sb), 0);
-	err = errno;
-	close(fd);
-	if (got < 0)
-		return famfs_fail(err, "%s: %s", p, strerror(err));
-	if ((size_t)got < sizeof(sb))
-		return famfs_fail(EUCLEAN, "%s: %zd bytes, not a superblock",
-				  p, got);
+	rc = famfs_sb_read_file(p, &sb);
+	if (rc)
+		return rc;
 	rc = famfs_sb_check_secondary(&sb, g->dev[i].size, dev->sb,
 				      &g->dev[i]);
 	if (rc)

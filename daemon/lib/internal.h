@@ -15,6 +15,12 @@ int famfs_fail(int err, const char *fmt, ...)
  */
 int famfs_dev_lock_log(struct famfs_dev *dev);
 
+/*
+ * The superblock at the start of the file @path (a .meta/.superblock or
+ * .superblock.N of a mount), read, not checked; -errno saying why not.
+ */
+int famfs_sb_read_file(const char *path, struct famfs_omf_superblock *sb);
+
 /* A relative famfs path: no empty, "." or ".." components. */
 int famfs_relpath_check(const char *p);
 

@@ -422,7 +422,6 @@ struct famfs_members {
  */
 int famfs_dev_open_members(struct famfs_dev *dev, unsigned int flags,
 			   struct famfs_members *res);
-/* Device @i of @dev's famfs (@dev itself for 0); NULL when not open. */
 /*
  * What to check famfs @fs_uuid by on this host: the mount point of a
  * mount of it, else its primary device, a devdax node readable as it is;
@@ -430,6 +429,7 @@ int famfs_dev_open_members(struct famfs_dev *dev, unsigned int flags,
  */
 int famfs_find_primary(const uint8_t fs_uuid[FAMFS_UUID_LEN], char *path,
 		       size_t len);
+/* Device @i of @dev's famfs (@dev itself for 0); NULL when not open. */
 const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
 					 uint64_t i);
 void famfs_dev_close_members(struct famfs_dev *dev);

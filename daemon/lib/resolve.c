@@ -66,6 +66,31 @@ static int hidden_node(const char *path, bool from_map,
 	return famfs_dax_make_readable(path) ? -1 : 0;
 }
 
+/* Drivers whose node we may read as it is, without moving the device. */
+static bool readable_driver(const char *driver)
+{
+	return !strcmp(driver, FAMFS_READ_DRIVER) || !strcmp(driver, "famfs_dax");
+}
+
+/* Call @fn on each /dev/dax* node until it returns true; true if it did. */
+static bool each_dax_node(bool (*fn)(const char *path, void *arg), void *arg)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+	char path[PATH_MAX];
+	bool stop = false;
+
+	while (d && !stop && (de = readdir(d))) {
+		if (strncmp(de->d_name, "dax", 3))
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		stop = fn(path, arg);
+	}
+	if (d)
+		closedir(d);
+	return stop;
+}
+
 /*
  * Is @path trusted, with the superblock of a secondary of @fs_uuid with
  * @dev_uuid (NULL: any)? *@by_record: known from a live mount's record,
@@ -106,8 +131,7 @@ static bool candidate_matches(const char *path, const uint8_t *fs_uuid,
 					!memcmp(rec.dev_uuid, dev_uuid,
 						FAMFS_UUID_LEN));
 			}
-		} else if (strcmp(driver, FAMFS_READ_DRIVER) &&
-			   strcmp(driver, "famfs_dax")) {
+		} else if (!readable_driver(driver)) {
 			return false;
 		}
 	}
@@ -237,23 +261,18 @@ static void search_map(struct search *s)
 	free(m.l);
 }
 
+static bool consider_node(const char *path, void *arg)
+{
+	struct search *s = arg;
+
+	if (!s->hit || strcmp(path, s->found))
+		consider(s, path, false);
+	return false;
+}
+
 static void search_dax(struct search *s)
 {
-	DIR *d = opendir("/dev");
-	struct dirent *de;
-	char path[PATH_MAX];
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "dax", 3))
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-		if (s->hit && !strcmp(path, s->found))
-			continue;
-		consider(s, path, false);
-	}
-	closedir(d);
+	each_dax_node(consider_node, s);
 }
 
 /* Replace the map with @m, atomically: a reader sees the old or the new. */
@@ -370,12 +389,22 @@ static void refresh_one(struct map *m, const char *path, bool named,
 		(*found)++;
 }
 
+struct refresh_arg {
+	struct map *m;
+	unsigned int *found;
+};
+
+static bool refresh_node(const char *path, void *arg)
+{
+	struct refresh_arg *a = arg;
+
+	refresh_one(a->m, path, false, a->found);
+	return false;
+}
+
 int famfs_devmap_refresh(char *const *paths, int n, unsigned int *found)
 {
 	struct map old = { 0 }, m = { 0 };
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
 	int rc;
 
 	*found = 0;
@@ -383,15 +412,7 @@ int famfs_devmap_refresh(char *const *paths, int n, unsigned int *found)
 	/* what the map had, if it is still there; then /dev; then @paths */
 	for (size_t i = 0; i < old.n; i++)
 		refresh_one(&m, old.l[i].path, true, found);
-	d = opendir("/dev");
-	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, "dax", 3))
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-		refresh_one(&m, path, false, found);
-	}
-	if (d)
-		closedir(d);
+	each_dax_node(refresh_node, &(struct refresh_arg){ &m, found });
 	for (int i = 0; i < n; i++) {
 		unsigned int before = *found;
 
@@ -444,32 +465,50 @@ int famfs_resolve_dev(const uint8_t fs_uuid[FAMFS_UUID_LEN],
 	return resolve(fs_uuid, dev_uuid, path, len, &by_record);
 }
 
-/* A mount of famfs @fs_uuid: what to check it by is its mount point */
+/* Looking for what to check famfs @fs_uuid by (famfs_find_primary()). */
 struct primary_search {
 	const uint8_t *fs_uuid;
 	char *path;
 	size_t len;
 };
 
+/* A mount of it: its mount point */
 static bool primary_mounted(const struct famfs_mount_ent *m, void *arg)
 {
 	struct primary_search *ps = arg;
 	struct famfs_omf_superblock sb;
 	char p[PATH_MAX + 32];
-	int fd;
-	bool hit;
 
 	if (!m->famfs || m->src[0] != '/')
 		return false;
 	snprintf(p, sizeof(p), "%s/.meta/.superblock", m->dir);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (famfs_sb_read_file(p, &sb) ||
+	    memcmp(sb.fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN))
 		return false;
-	hit = pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb) &&
-	      !memcmp(sb.fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN);
-	close(fd);
+	snprintf(ps->path, ps->len, "%s", m->dir);
+	return true;
+}
+
+/* A node we may read as it is, with its primary superblock */
+static bool primary_node(const char *path, void *arg)
+{
+	struct primary_search *ps = arg;
+	struct famfs_dev dev;
+	char driver[64];
+	struct stat st;
+	bool hit;
+
+	if (stat(path, &st) < 0 || !trusted(&st) ||
+	    famfs_dax_driver(path, driver, sizeof(driver)) ||
+	    !readable_driver(driver) ||
+	    famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &dev))
+		return false;
+	famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
+	hit = !famfs_sb_check(dev.sb, dev.size) &&
+	      !memcmp(dev.sb->fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN);
+	famfs_dev_close(&dev);
 	if (hit)
-		snprintf(ps->path, ps->len, "%s", m->dir);
+		snprintf(ps->path, ps->len, "%s", path);
 	return hit;
 }
 
@@ -477,40 +516,14 @@ int famfs_find_primary(const uint8_t fs_uuid[FAMFS_UUID_LEN], char *path,
 		       size_t len)
 {
 	struct primary_search ps = { fs_uuid, path, len };
-	char node[PATH_MAX], driver[64], u[37];
-	struct famfs_dev dev;
-	struct dirent *de;
-	struct stat st;
-	bool hit = false;
-	DIR *d;
+	char u[37];
 
-	if (famfs_mounts_each(primary_mounted, &ps))
+	if (famfs_mounts_each(primary_mounted, &ps) ||
+	    each_dax_node(primary_node, &ps))
 		return 0;
-	/* nodes we may read without moving them: what a secondary's are */
-	d = opendir("/dev");
-	while (d && !hit && (de = readdir(d))) {
-		if (strncmp(de->d_name, "dax", 3))
-			continue;
-		snprintf(node, sizeof(node), "/dev/%s", de->d_name);
-		if (stat(node, &st) < 0 || !trusted(&st) ||
-		    famfs_dax_driver(node, driver, sizeof(driver)) ||
-		    (strcmp(driver, FAMFS_READ_DRIVER) &&
-		     strcmp(driver, "famfs_dax")) ||
-		    famfs_dev_open(node, FAMFS_OPEN_NO_REBIND, &dev))
-			continue;
-		famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
-		hit = !famfs_sb_check(dev.sb, dev.size) &&
-		      !memcmp(dev.sb->fs_uuid, fs_uuid, FAMFS_UUID_LEN);
-		famfs_dev_close(&dev);
-		if (hit)
-			snprintf(path, len, "%s", node);
-	}
-	if (d)
-		closedir(d);
 	famfs_uuid_str(fs_uuid, u);
-	return hit ? 0 :
-		     famfs_fail(ENOENT, "no primary device of famfs %s is mounted or found among this host's devdax nodes",
-				u);
+	return famfs_fail(ENOENT, "no primary device of famfs %s is mounted or found among this host's devdax nodes",
+			  u);
 }
 
 const struct famfs_dev *famfs_dev_member(const struct famfs_dev *dev,
