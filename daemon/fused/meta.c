@@ -88,7 +88,7 @@ bool fused_meta_dirent(const struct fused *fs, unsigned int i,
 		{ FUSED_META_STATUS, FUSED_META_STATUS_INO, S_IFREG },
 	};
 	const unsigned int nfixed = sizeof(fixed) / sizeof(fixed[0]);
-	unsigned int dev = i - nfixed + 1;
+	unsigned int dev;
 
 	if (i < nfixed) {
 		*name = fixed[i].name;
@@ -96,6 +96,7 @@ bool fused_meta_dirent(const struct fused *fs, unsigned int i,
 		*mode = fixed[i].mode;
 		return true;
 	}
+	dev = i - nfixed + 1; /* then .superblock.1, .2, … */
 	if (dev >= famfs_geo_ndevs(&fs->g))
 		return false;
 	snprintf(namebuf, namelen, "%s.%u", FUSED_META_SB, dev);

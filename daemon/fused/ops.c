@@ -562,26 +562,22 @@ static void read_failed(fuse_ino_t ino)
 }
 
 /*
- * .superblock.N in fallback mode: read from wherever this host found
- * device N, through the same checks as a file's bytes (EIO when the
- * device is missing here).
+ * Reply to a READ with bytes of @fm (a file of @fsize bytes) copied into
+ * @buf: a file's, or (fallback mode) a .superblock.N read from wherever
+ * this host found device N, EIO when it is missing here.
  */
-static void read_secondary_sb(fuse_req_t req, struct fused *fs,
-			      fuse_ino_t ino, size_t size, off_t off)
+static void reply_copied(fuse_req_t req, struct fused *fs, fuse_ino_t ino,
+			 const struct famfs_omf_fmap *fm, uint64_t fsize,
+			 char *buf, size_t size, off_t off)
 {
-	struct famfs_omf_fmap fm;
-	uint64_t len;
-	ssize_t got;
-	char *buf = reply_buf(size ? size : 1);
+	ssize_t got = famfs_data_read(&fs->dev, fm, fsize, (uint64_t)off, buf,
+				      size);
 
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
+	if (fused_dev_lost(fs)) {
+		/* read from the zero pages that replaced it */
+		fuse_reply_err(req, EIO);
 		return;
 	}
-	fused_meta_fmap(fs, ino, &fm, &len);
-	got = famfs_data_read(&fs->dev, &fm, len, (uint64_t)off, buf, size);
-	if (got >= 0 && fused_dev_lost(fs))
-		got = -EIO;
 	if (got < 0) {
 		read_failed(ino);
 		fuse_reply_err(req, (int)-got);
@@ -595,17 +591,12 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fused *fs = fs_of(req);
 	const struct famfs_node *n;
-	ssize_t got;
 	char *buf;
 
 	(void)fi;
 	fs->reads++;
 	if (ino == FUSED_META_SB_INO) {
 		read_region(req, fs, fs->dev.base, FAMFS_SB_REGION, size, off);
-		return;
-	}
-	if (fused_meta_sb_index(fs, ino) > 0) {
-		read_secondary_sb(req, fs, ino, size, off);
 		return;
 	}
 	if (ino == FUSED_META_LOG_INO) {
@@ -631,6 +622,14 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 					       size);
 		return;
 	}
+	if (fused_meta_sb_index(fs, ino) > 0) {
+		struct famfs_omf_fmap fm;
+		uint64_t len;
+
+		fused_meta_fmap(fs, ino, &fm, &len);
+		reply_copied(req, fs, ino, &fm, len, buf, size, off);
+		return;
+	}
 	if (fused_is_pending(ino)) {
 		pending_io(req, fs, ino, buf, NULL, size, off);
 		return;
@@ -641,16 +640,7 @@ static void fused_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (fused_read_spliced(req, fs, n, size, off) ||
 	    read_direct(req, fs, n, size, off))
 		return;
-	got = famfs_data_read(&fs->dev, &n->fmap, n->size, (uint64_t)off, buf,
-			      size);
-	if (fused_dev_lost(fs))
-		got = -EIO; /* read from the zero pages that replaced it */
-	else if (got < 0) {
-		read_failed(ino);
-		fuse_reply_err(req, (int)-got);
-		return;
-	}
-	fuse_reply_buf(req, buf, (size_t)got);
+	reply_copied(req, fs, ino, &n->fmap, n->size, buf, size, off);
 }
 
 static void fused_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
