@@ -17,40 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fused.h"
+#include "pending.h"
 
 /* Nothing is cached of a pending file: it changes at every write. */
 #define PENDING_TIMEOUT 0.0
 #define CREATOR_ATTR_TIMEOUT 1.0
 
-struct fused_pending {
-	uint64_t ino;
-	uint64_t parent; /* its directory's inode */
-	char name[FAMFS_PATH_LEN];
-	char relpath[FAMFS_PATH_LEN];
-	uint32_t mode, uid, gid;
-	uint64_t size; /* bytes written (or set by truncate) */
-	struct famfs_omf_fmap fmap; /* reserved in fs->alloc */
-	unsigned int opens;
-	bool writing; /* open for writing: a second writer is refused */
-	/*
-	 * Made by a user other than root: memory it reserves is zeroed, as
-	 * it may hold what the device held before. Root (famfs creat) can
-	 * read the device anyway, and gets preallocation as famfs creat -s
-	 * always gave it, without a pass over the memory.
-	 */
-	bool scrub;
-	/* why it will be freed, not logged, at its close (NULL: it will not) */
-	const char *lost;
-	struct fused_pending *next;
-};
-
 bool fused_is_pending(uint64_t ino)
 {
-	return ino >= FUSED_PENDING_INO_BASE;
+	return ino >= FUSED_PENDING_INO_BASE && ino < FUSED_STAGE_INO_BASE;
 }
 
 int fused_pending_gone(uint64_t ino)
@@ -248,11 +227,6 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	char rel[FAMFS_PATH_LEN];
 	int rc = check_new(req, fs, parent, name, rel);
 
-	/* Only the kernel reaches a device on fsdev_dax: no bytes for us. */
-	if (!rc && fs->meta_via_mount) {
-		fused_log(L_INFO, "create %s refused: the daemon cannot write the device's memory in this mode; use famfs cp", rel);
-		rc = EPERM;
-	}
 	/* Each pending file will take one entry: keep one for each. */
 	if (!rc && fs->ns.nindex + fs->npending >= slots)
 		rc = ENOSPC;
@@ -266,6 +240,19 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	p = rc ? NULL : calloc(1, sizeof(*p));
 	if (!rc && !p)
 		rc = ENOMEM;
+	if (p) {
+		/* Only the kernel reaches a device on fsdev_dax: hold the bytes. */
+		p->buf_fd = fs->meta_via_mount ?
+				    memfd_create("famfs-pending", MFD_CLOEXEC) :
+				    -1;
+		if (fs->meta_via_mount && p->buf_fd < 0) {
+			rc = errno;
+			fused_log(L_ERR, "create %s: no memory to hold its bytes: %s",
+				  rel, strerror(rc));
+			free(p);
+			p = NULL;
+		}
+	}
 	if (rc) {
 		if (!fs->pending && fs->writer.dev)
 			writer_drop(fs);
@@ -302,15 +289,25 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_create(req, &e, fi);
 }
 
+/* @p's size, and its memfd's: what lies past the end reads as zeros. */
+static int set_size(struct fused_pending *p, uint64_t size)
+{
+	if (p->buf_fd >= 0 && ftruncate(p->buf_fd, (off_t)size) < 0)
+		return -errno;
+	p->size = size;
+	return 0;
+}
+
 int fused_pending_open(struct fused *fs, struct fused_pending *p,
 		       struct fuse_file_info *fi)
 {
 	bool wr = (fi->flags & O_ACCMODE) != O_RDONLY;
 
-	if (wr && p->writing)
+	/* one writer; none once its bytes are on their way to the device */
+	if ((wr || fi->flags & O_TRUNC) && (p->writing || p->stage))
 		return ETXTBSY;
 	if (fi->flags & O_TRUNC)
-		p->size = 0;
+		set_size(p, 0);
 	(void)fs;
 	p->opens++;
 	p->writing |= wr;
@@ -322,6 +319,9 @@ int fused_pending_open(struct fused *fs, struct fused_pending *p,
 static int zero_range(struct fused *fs, struct fused_pending *p,
 		      uint64_t from, uint64_t to)
 {
+	/* a memfd's holes are zeros, and stage.c writes them all */
+	if (p->buf_fd >= 0)
+		return 0;
 	return famfs_data_zero(&fs->dev, &p->fmap, from, to);
 }
 
@@ -352,8 +352,16 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 		rc = zero_range(fs, p, p->size, off);
 	if (rc)
 		return rc;
-	put = famfs_data_write(&fs->dev, &p->fmap,
-			       famfs_fmap_capacity(&p->fmap), off, buf, size);
+	p->written = true;
+	if (p->buf_fd >= 0) {
+		put = pwrite(p->buf_fd, buf, size, (off_t)off);
+		if (put < 0)
+			put = -errno;
+	} else {
+		put = famfs_data_write(&fs->dev, &p->fmap,
+				       famfs_fmap_capacity(&p->fmap), off, buf,
+				       size);
+	}
 	if (put < 0)
 		p->lost = "a write failed"; /* its writer was told: no file */
 	if (put > 0 && off + (uint64_t)put > p->size)
@@ -364,9 +372,17 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 ssize_t fused_pending_read(struct fused *fs, struct fused_pending *p,
 			   char *buf, size_t size, uint64_t off)
 {
-	if (!p->size)
+	ssize_t got;
+
+	if (off >= p->size)
 		return 0;
-	return famfs_data_read(&fs->dev, &p->fmap, p->size, off, buf, size);
+	if (p->buf_fd < 0)
+		return famfs_data_read(&fs->dev, &p->fmap, p->size, off, buf,
+				       size);
+	if (size > p->size - off)
+		size = (size_t)(p->size - off);
+	got = pread(p->buf_fd, buf, size, (off_t)off);
+	return got < 0 ? -errno : got;
 }
 
 int fused_pending_resize(struct fused *fs, struct fused_pending *p,
@@ -374,19 +390,21 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 {
 	int rc = 0;
 
+	if (p->stage)
+		return -ETXTBSY;
 	if (size > p->size) {
 		rc = extend(fs, p, size);
 		if (!rc && p->scrub)
 			rc = zero_range(fs, p, p->size, size);
 	}
-	if (!rc)
-		p->size = size;
-	return rc;
+	return rc ? rc : set_size(p, size);
 }
 
 int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 			    bool keep_size, uint64_t end)
 {
+	if (p->stage)
+		return -ETXTBSY;
 	if (keep_size)
 		return extend(fs, p, end);
 	return end > p->size ? fused_pending_resize(fs, p, end) : 0;
@@ -461,33 +479,40 @@ static void unlink_pending(struct fused *fs, struct fused_pending *p)
 	fs->npending--;
 }
 
-/* Log @p as one FILE entry; on failure give its memory back. */
-static void commit(struct fused *fs, struct fused_pending *p)
+/*
+ * Make @p ready to be logged: not lost, at least one unit of memory, no
+ * more than its size needs. 0, or why it will not be logged.
+ */
+static int prepare(struct fused *fs, struct fused_pending *p)
 {
-	uint64_t page_end = (p->size + 4095) & ~(uint64_t)4095;
 	int rc = 0;
 
 	if (p->lost) {
 		fused_log(L_NOTICE, "%s: discarded, not logged: %s", p->relpath,
 			  p->lost);
-		rc = -ENOSPC;
-		goto discard;
+		return -ENOSPC;
 	}
 	/* A file needs one unit of memory, even an empty one. */
 	if (!p->fmap.simple.nextents)
 		rc = famfs_alloc_grow(&fs->alloc, &p->fmap, 1);
-	/* A mapping of the last page shows all of it: no stale bytes. */
-	if (!rc && page_end > p->size)
-		rc = zero_range(fs, p, p->size, page_end);
-	if (!rc) {
+	if (!rc)
 		famfs_alloc_trim(&fs->alloc, &p->fmap, p->size);
+	else
+		fused_log(L_ERR, "%s, written through the mount, is lost: %s",
+			  p->relpath, famfs_errmsg());
+	return rc;
+}
+
+void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
+{
+	if (!rc) {
 		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
 					   p->mode, p->uid, p->gid, &p->fmap);
+		if (rc)
+			fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",
+				  p->relpath, famfs_errmsg());
 	}
 	if (rc) {
-		fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",
-			  p->relpath, famfs_errmsg());
-discard:
 		for (uint32_t i = 0; i < p->fmap.simple.nextents; i++)
 			famfs_alloc_free(&fs->alloc,
 					 p->fmap.simple.se[i].devindex,
@@ -497,17 +522,7 @@ discard:
 		fused_log(L_INFO, "%s: logged, %llu bytes", p->relpath,
 			  (unsigned long long)p->size);
 	}
-}
-
-void fused_pending_release(struct fused *fs, struct fused_pending *p,
-			   struct fuse_file_info *fi)
-{
-	if ((fi->flags & O_ACCMODE) != O_RDONLY)
-		p->writing = false;
-	if (--p->opens)
-		return;
 	unlink_pending(fs, p);
-	commit(fs, p);
 	writer_drop(fs);
 	/*
 	 * The name now leads to the logged file. No invalidation is sent
@@ -515,5 +530,36 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 	 * the pending entry was never cached, so the next lookup finds the
 	 * logged file under its own inode.
 	 */
+	if (p->buf_fd >= 0)
+		close(p->buf_fd);
 	free(p);
+}
+
+void fused_pending_release(struct fused *fs, struct fused_pending *p,
+			   struct fuse_file_info *fi)
+{
+	uint64_t page_end = (p->size + 4095) & ~(uint64_t)4095;
+	int rc;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		p->writing = false;
+	if (--p->opens)
+		return;
+	/* a reader that came while the bytes were on their way */
+	if (p->stage) {
+		fused_stage_try_finish(fs, p);
+		return;
+	}
+	rc = prepare(fs, p);
+	if (!rc && p->buf_fd >= 0) {
+		rc = fused_stage_start(fs, p);
+		if (!rc)
+			return; /* finished once the bytes are there */
+		fused_log(L_ERR, "%s: cannot start copying it to the device: %s",
+			  p->relpath, strerror(-rc));
+	}
+	/* A mapping of the last page shows all of it: no stale bytes. */
+	if (!rc && page_end > p->size)
+		rc = zero_range(fs, p, p->size, page_end);
+	fused_pending_finish(fs, p, rc);
 }

@@ -82,6 +82,10 @@ static size_t get_fmap(struct fused *fs, const struct fuse_in_header *ih,
 		type = ih->nodeid == FUSED_META_LOG_INO ?
 			       FUSE_FAMFS_FILE_LOG :
 			       FUSE_FAMFS_FILE_SUPERBLOCK;
+	} else if (fused_is_stage(ih->nodeid)) {
+		if (fused_stage_fmap(fs, ih->nodeid, &meta, &size))
+			return reply_err(ih, ENOENT, out);
+		fm = &meta;
 	} else if (fused_is_pending(ih->nodeid)) {
 		/* being written through the mount: we serve its bytes */
 		return reply_err(ih, ENODATA, out);

@@ -31,6 +31,8 @@
 
 /* Files being written through the mount (create.c), above those */
 #define FUSED_PENDING_INO_BASE FAMFS_PENDING_INO_BASE
+/* and the hidden files that carry their bytes to the device (stage.c) */
+#define FUSED_STAGE_INO_BASE (1ULL << 42)
 
 #define FUSED_META_DIR ".meta"
 #define FUSED_META_SB ".superblock"
@@ -270,6 +272,8 @@ void fused_metamap_finish(struct fused *fs);
 int fused_metamap_watch_fd(void);
 /* Release the mapping once our mount has left the mount table. */
 void fused_metamap_watch(struct fused *fs);
+/* A detached clone of our mount that only we hold (an fd), or -1, errno */
+int fused_mount_clone(const struct fused *fs);
 
 /* ---- FUSE operations (ops.c) ---- */
 extern const struct fuse_lowlevel_ops fused_ops;
@@ -319,6 +323,23 @@ void fused_pending_flush(struct fused_pending *p, pid_t pid);
 /* The last close logs the file (and frees @p). */
 void fused_pending_release(struct fused *fs, struct fused_pending *p,
 			   struct fuse_file_info *fi);
+
+/* ---- a pending file's bytes to memory only the kernel reaches (stage.c) ---- */
+bool fused_is_stage(uint64_t ino);
+/* LOOKUP in .meta of a hidden file, for the thread that copies to it */
+bool fused_stage_lookup(fuse_req_t req, struct fused *fs, const char *name);
+int fused_stage_attr(struct fused *fs, uint64_t ino, struct stat *st);
+/* 0, or the errno */
+int fused_stage_open(struct fused *fs, fuse_req_t req, uint64_t ino,
+		     struct fuse_file_info *fi);
+/* The memory reserved for the pending file, as the hidden file's map */
+int fused_stage_fmap(struct fused *fs, uint64_t ino, struct famfs_omf_fmap *fm,
+		     uint64_t *size);
+/* The kernel evicted the hidden file @ino: its memory is free to map. */
+void fused_stage_forget(struct fused *fs, uint64_t ino);
+/* Poll it for POLLIN (-1: no copy ever ran), then fused_stage_reap(). */
+int fused_stage_wake_fd(void);
+void fused_stage_reap(struct fused *fs);
 
 /* ---- famfs protocol extension (famfs_ext.c) ---- */
 /* Put our receive/send hooks on @se's connection @fd. */

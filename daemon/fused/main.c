@@ -643,7 +643,7 @@ static uint64_t now_ms(void)
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
-	struct pollfd pfd[5];
+	struct pollfd pfd[6];
 	int tfd = -1, res = 0, n = 0;
 	bool tuned = false;
 
@@ -659,18 +659,20 @@ static int serve(struct fused *fs)
 			timerfd_settime(tfd, 0, &it, NULL);
 	}
 	/*
-	 * fuse, [timer], [monitor], [mapping thread done], [mount table]:
-	 * absent ones are -1, which poll skips
+	 * fuse, [timer], [monitor], [mapping thread done], [mount table],
+	 * [a pending file's copy done]: absent ones are -1, which poll skips
 	 */
 	pfd[n++] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = fs->monitor_fd, .events = POLLIN };
-	n += 2;
+	n += 3;
 	while (!fuse_session_exited(fs->se)) {
 		pfd[3] = (struct pollfd){ .fd = fused_metamap_wake_fd(),
 					  .events = POLLIN };
 		pfd[4] = (struct pollfd){ .fd = fused_metamap_watch_fd(),
 					  .events = POLLPRI };
+		pfd[5] = (struct pollfd){ .fd = fused_stage_wake_fd(),
+					  .events = POLLIN };
 		int timeout = fused_monitor_timeout_ms(fs);
 		uint64_t due = timeout < 0 ? UINT64_MAX :
 					     now_ms() + (uint64_t)timeout;
@@ -691,6 +693,8 @@ static int serve(struct fused *fs)
 			fused_metamap_finish(fs);
 		if (pfd[4].revents)
 			fused_metamap_watch(fs);
+		if (pfd[5].revents)
+			fused_stage_reap(fs);
 		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t ticks;
 

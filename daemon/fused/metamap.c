@@ -153,13 +153,18 @@ static int openat_meta(int dir, const char *name, int mode)
 	return openat(dir, p, mode | O_CLOEXEC);
 }
 
+int fused_mount_clone(const struct fused *fs)
+{
+	return (int)syscall(SYS_open_tree, AT_FDCWD, fs->mountpoint,
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+}
+
 static void *map_thread(void *arg)
 {
 	struct fused *fs = arg;
 	int tree, sbfd = -1, logfd = -1;
 
-	tree = (int)syscall(SYS_open_tree, AT_FDCWD, fs->mountpoint,
-			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	tree = fused_mount_clone(fs);
 	if (tree >= 0) {
 		sbfd = openat_meta(tree, FUSED_META_SB, O_RDONLY);
 		/* the master's daemon appends what mkdir makes (create.c) */

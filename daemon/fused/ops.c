@@ -66,6 +66,8 @@ static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
 
 	if (fused_is_meta(ino))
 		return fused_meta_attr(fs, ino, st);
+	if (fused_is_stage(ino))
+		return fused_stage_attr(fs, ino, st);
 	if (fused_is_pending(ino)) {
 		p = fused_pending_get(fs, ino);
 		if (!p)
@@ -155,8 +157,11 @@ static void fused_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fused *fs = fs_of(req);
 	struct fuse_entry_param e;
 	const struct famfs_node *dir, *n;
-	uint64_t mino = fused_meta_lookup(fs, parent, name);
+	uint64_t mino;
 
+	if (parent == FUSED_META_DIR_INO && fused_stage_lookup(req, fs, name))
+		return;
+	mino = fused_meta_lookup(fs, parent, name);
 	memset(&e, 0, sizeof(e));
 	if (mino) {
 		e.ino = mino;
@@ -209,7 +214,8 @@ static void fused_getattr(fuse_req_t req, fuse_ino_t ino,
 	else
 		fuse_reply_attr(req, &st,
 				ino == FUSED_META_STATUS_INO ||
-						fused_is_pending(ino) ?
+						fused_is_pending(ino) ||
+						fused_is_stage(ino) ?
 					0 :
 					ATTR_TIMEOUT);
 }
@@ -347,6 +353,14 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 	if (fused_is_meta(ino)) {
 		if (!open_meta(req, fs, ino, fi, wr))
 			return;
+	} else if (fused_is_stage(ino)) {
+		int rc = fused_stage_open(fs, req, ino, fi);
+
+		if (rc)
+			fuse_reply_err(req, rc);
+		else
+			fuse_reply_open(req, fi);
+		return;
 	} else if (fused_is_pending(ino)) {
 		struct fused_pending *p = fused_pending_get(fs, ino);
 		int rc = p ? fused_pending_open(fs, p, fi) : ENOENT;
@@ -881,6 +895,19 @@ static void fused_release(fuse_req_t req, fuse_ino_t ino,
 }
 
 /*
+ * Inodes are numbers the log fixes, so there is nothing to drop; but the
+ * hidden file that carries a pending file's bytes must be gone from the
+ * kernel before that file is logged (stage.c).
+ */
+static void fused_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)nlookup;
+	if (fused_is_stage(ino))
+		fused_stage_forget(fs_of(req), ino);
+	fuse_reply_none(req);
+}
+
+/*
  * fallocate of a file not yet logged reserves its memory (mode 0 also
  * makes it that long): what 'famfs creat -s' does. A logged file has all
  * its memory already: a range inside it is there, and it never grows.
@@ -945,6 +972,7 @@ static void fused_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 const struct fuse_lowlevel_ops fused_ops = {
 	.init = fused_init,
 	.lookup = fused_lookup,
+	.forget = fused_forget,
 	.getattr = fused_getattr,
 	.setattr = fused_setattr,
 	.readdir = fused_readdir,

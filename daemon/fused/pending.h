@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A file being written through the master's mount: create.c keeps it,
+ * stage.c copies its bytes to the device at its close where only the
+ * kernel reaches the memory (fsdev_dax).
+ */
+#ifndef FAMFS_FUSED_PENDING_H
+#define FAMFS_FUSED_PENDING_H
+
+#include "fused.h"
+
+struct fused_stage;
+
+struct fused_pending {
+	uint64_t ino;
+	uint64_t parent; /* its directory's inode */
+	char name[FAMFS_PATH_LEN];
+	char relpath[FAMFS_PATH_LEN];
+	uint32_t mode, uid, gid;
+	uint64_t size;		    /* bytes written (or set by truncate) */
+	struct famfs_omf_fmap fmap; /* reserved in fs->alloc */
+	unsigned int opens;
+	bool writing; /* open for writing: a second writer is refused */
+	/*
+	 * Made by a user other than root: memory it reserves is zeroed, as
+	 * it may hold what the device held before. Root (famfs creat) can
+	 * read the device anyway, and gets preallocation as famfs creat -s
+	 * always gave it, without a pass over the memory.
+	 */
+	bool scrub;
+	/* why it will be freed, not logged, at its close (NULL: it will not) */
+	const char *lost;
+	/*
+	 * Where the daemon cannot write the device (fs->meta_via_mount) the
+	 * bytes wait in this memfd, whose holes read as zeros, until the last
+	 * close; -1 elsewhere. @written: some byte came by WRITE.
+	 */
+	int buf_fd;
+	bool written;
+	/* its bytes on their way to the device (stage.c), or NULL */
+	struct fused_stage *stage;
+	struct fused_pending *next;
+};
+
+/* Log @p as one FILE entry unless @rc (then give its memory back); free it. */
+void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc);
+
+/* ---- stage.c ---- */
+/*
+ * Copy @p's bytes from its memfd to the memory reserved for it, through a
+ * hidden file of our own mount, on a thread of its own; @p is finished
+ * (logged) once that file is gone from the kernel. 0, or -errno.
+ */
+int fused_stage_start(struct fused *fs, struct fused_pending *p);
+/* Finish @p if its copy is done and nothing holds it any more. */
+void fused_stage_try_finish(struct fused *fs, struct fused_pending *p);
+
+#endif
