@@ -10,7 +10,7 @@ M=/mnt/famfs S=/mnt/famfs/.meta/.status FAMFS_FUSED=/usr/bin/famfs-fused
 export FAMFS_FUSED
 mkdir -p $M /opt/famfs
 case $(uname -r) in 6.12.*) late=0 ;; *) late=1 ;; esac
-plan 6.12=27 7.3=28
+plan 6.12=28 7.3=29
 
 # logged NAME...: wait (10 s at most) until famfs getmap finds each NAME
 # in the log (the kernel sends the last close just after close(2) returns)
@@ -78,6 +78,16 @@ if [ $late = 1 ]; then
 		echo "stage $stage: $tries probes while pending, opened: $got"
 		rm /tmp/big2; [ $tries -gt 0 ] && [ $got = 0 ]'
 fi
+# A file still open for writing is not logged: kill the daemon then, and
+# the next mount has nothing of it.
+t "a daemon killed before a written file is logged leaves nothing, and frees its memory" sh -c "
+	free=\$(stat -f -c %f $M) &&
+	dd if=/dev/urandom of=/tmp/big3 bs=1M count=32 2>/dev/null &&
+	exec 3>$M/big3 && cat /tmp/big3 >&3 && [ \$(stat -c %i $M/big3) -ge \$((1 << 41)) ] &&
+	pid=\$(sed -n 's/^pid=//p' $S) && kill -9 \$pid &&
+	while kill -0 \$pid 2>/dev/null; do sleep 0.1; done && exec 3<&- && rm /tmp/big3 &&
+	umount $M && mount.famfs /dev/dax0.0 $M -o fallback=no &&
+	! [ -e $M/big3 ] && ! famfs getmap -q $M/big3 && [ \$(stat -f -c %f $M) = \$free ]"
 t "no hidden file is left in the kernel, nor refused a map" sh -c "
 	! ls -a $M/.meta | grep -q stage && ! dmesg | grep -q 'uses memory that inode'"
 t "umount, mount again: what was made is there" sh -c "
