@@ -215,6 +215,18 @@ def rows(g):
                 "%.4f vs %.4f s per pass (median of %d)" % (
                     r["striped_s"], r["one_s"], r["passes"]))
 
+    def posix_tar(group, kline):
+        return against(
+            group, "guest, famfs mode (" + kline + "): tar -x of %d small "
+            "files, mount / /tmp", "files", "%.0f", "famfs_files_per_s",
+            "tmp_files_per_s", "files/s (median of %d rounds)")
+
+    def posix_cp(group, kline):
+        return against(
+            group, "guest, famfs mode (" + kline + "): cp of a %d MiB file, "
+            "mount / /tmp", "mib", "%.1f", "famfs_mibs", "tmp_mibs",
+            "MiB/s (median of %d rounds)")
+
     table = []
     for kline, pre, raw in KLINES:
         table += vm_rows(g, kline, pre, raw)
@@ -290,14 +302,10 @@ def rows(g):
             "meta_cp", "cp of a %d MiB file into the mount / into tmpfs",
             "mib", "%.0f", "famfs_mibs", "raw_mibs",
             "MiB/s (fallback mode, this host)")),
-        ("vm_posix_tar", lambda: against(
-            "vm_posix_tar", "guest, famfs mode (6.12): tar -x of %d small "
-            "files, mount / /tmp", "files", "%.0f", "famfs_files_per_s",
-            "tmp_files_per_s", "files/s (median of %d rounds)")),
-        ("vm_posix_cp", lambda: against(
-            "vm_posix_cp", "guest, famfs mode (6.12): cp of a %d MiB file, "
-            "mount / /tmp", "mib", "%.1f", "famfs_mibs", "tmp_mibs",
-            "MiB/s (median of %d rounds)")),
+        ("vm_posix_tar", lambda: posix_tar("vm_posix_tar", "6.12")),
+        ("vm_posix_cp", lambda: posix_cp("vm_posix_cp", "6.12")),
+        ("vm73_posix_tar", lambda: posix_tar("vm73_posix_tar", "7.3")),
+        ("vm73_posix_cp", lambda: posix_cp("vm73_posix_cp", "7.3")),
         ("vm_stripe3", lambda: stripe("vm_stripe3", "6.12")),
         ("vm73_stripe3", lambda: stripe("vm73_stripe3", "7.3")),
         ("meta_batch", lambda: (
@@ -413,7 +421,8 @@ def main():
     expected += ["vm_fallback_devdax", "vm73_fallback_devdax",
                  "vm_fallback_famfs_dax",  # famfs_dax: 6.12 only
                  "vm_fallback_devdax_memcpy", "vm73_fallback_devdax_memcpy",
-                "vm_posix_tar", "vm_posix_cp",  # create: 6.12 only
+                 "vm_posix_tar", "vm_posix_cp",
+                 "vm73_posix_tar", "vm73_posix_cp",
                  "vm_stripe3", "vm73_stripe3",
                  "vm_fallback_famfs_dax_memcpy"]
     missing = [e for e in expected if e not in g]
