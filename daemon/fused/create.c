@@ -559,7 +559,11 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 			  p->relpath, strerror(-rc));
 	}
 	/* A mapping of the last page shows all of it: no stale bytes. */
-	if (!rc && page_end > p->size)
+	if (!rc && page_end > p->size) {
 		rc = zero_range(fs, p, p->size, page_end);
+		if (rc)
+			fused_log(L_ERR, "%s, written through the mount, is lost: its last page cannot be zeroed: %s",
+				  p->relpath, famfs_errmsg());
+	}
 	fused_pending_finish(fs, p, rc);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * famfs-fused: the state one daemon keeps, shared by its few source files.
- * The daemon is single-threaded (one poll loop), so nothing here is locked.
+ * The daemon serves from one poll loop, so nothing here is locked. Its
+ * helper threads (metamap.c, stage.c) only read what never changes here
+ * and hand their results to the loop through a pipe.
  */
 #ifndef FAMFS_FUSED_H
 #define FAMFS_FUSED_H
