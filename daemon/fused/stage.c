@@ -65,6 +65,12 @@ static struct fused_pending *of_ino(struct fused *fs, uint64_t ino)
 	return NULL;
 }
 
+/*
+ * write(2), not a mapping: the kernel's copy into device-dax memory
+ * bypasses the CPU cache (DAXDEV_NOCACHE), so other hosts read the bytes
+ * once the entry is logged, and a memory error fails the write with EIO
+ * instead of killing the daemon.
+ */
 static int copy_out(struct fused_stage *s, int fd)
 {
 	char *buf = malloc(STAGE_CHUNK);
