@@ -538,7 +538,7 @@ void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
 void fused_pending_release(struct fused *fs, struct fused_pending *p,
 			   struct fuse_file_info *fi)
 {
-	uint64_t page_end = (p->size + 4095) & ~(uint64_t)4095;
+	uint64_t page_end = fused_pending_page_end(p);
 	int rc;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY)

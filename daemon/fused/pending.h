@@ -42,6 +42,12 @@ struct fused_pending {
 	struct fused_pending *next;
 };
 
+/* Where the last page of @p ends: a mapping shows all of that page. */
+static inline uint64_t fused_pending_page_end(const struct fused_pending *p)
+{
+	return (p->size + 4095) & ~(uint64_t)4095;
+}
+
 /* Log @p as one FILE entry unless @rc (then give its memory back); free it. */
 void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc);
 

@@ -163,7 +163,12 @@ int fused_stage_start(struct fused *fs, struct fused_pending *p)
 	struct fused_stage *s;
 	int rc;
 
-	if (wake[0] < 0 && pipe2(wake, O_CLOEXEC | O_NONBLOCK))
+	/*
+	 * The loop drains the pipe without waiting; a thread's report must
+	 * never be lost to a full pipe, so its end blocks.
+	 */
+	if (wake[0] < 0 && (pipe2(wake, O_CLOEXEC) ||
+			    fcntl(wake[0], F_SETFL, O_NONBLOCK)))
 		return -errno;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -172,7 +177,7 @@ int fused_stage_start(struct fused *fs, struct fused_pending *p)
 	snprintf(s->name, sizeof(s->name), ".stage.%llu",
 		 (unsigned long long)s->ino);
 	s->data_end = p->size;
-	s->size = (p->size + 4095) & ~(uint64_t)4095;
+	s->size = fused_pending_page_end(p);
 	s->write_all = p->written || p->scrub;
 	s->buf_fd = p->buf_fd;
 	s->fs = fs;
