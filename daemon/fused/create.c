@@ -523,6 +523,8 @@ void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
 			  (unsigned long long)p->size);
 	}
 	unlink_pending(fs, p);
+	/* the mount may be gone: then let go of it before the lock */
+	fused_metamap_pending_done(fs);
 	writer_drop(fs);
 	/*
 	 * The name now leads to the logged file. No invalidation is sent

@@ -272,8 +272,15 @@ int fused_metamap_wake_fd(void);
 void fused_metamap_finish(struct fused *fs);
 /* Poll it for POLLPRI (mount table changes), then fused_metamap_watch(). */
 int fused_metamap_watch_fd(void);
-/* Release the mapping once our mount has left the mount table. */
+/*
+ * Release the mapping once our mount has left the mount table, or once
+ * the files written through it are logged, if some are not yet.
+ */
 void fused_metamap_watch(struct fused *fs);
+/* The last pending file is logged or dropped: let go, if lingering. */
+void fused_metamap_pending_done(struct fused *fs);
+/* Our kept clone of the mount (a directory fd), or -1: none (6.12). */
+int fused_metamap_tree(void);
 /* A detached clone of our mount that only we hold (an fd), or -1, errno */
 int fused_mount_clone(const struct fused *fs);
 

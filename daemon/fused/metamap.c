@@ -17,10 +17,16 @@
  * is no log to re-read: refreshes wait.
  *
  * The files are open in the clone, not in the mount everyone sees, so
- * umount(8) of that one is not refused as busy. The clone keeps the file
- * system alive, though, and the kernel would never end the connection:
- * we watch the mount table and let go of the clone when our mount leaves
- * it (fused_metamap_watch()); the connection then ends as usual.
+ * umount(8) of that one is not refused as busy. The clone is kept too:
+ * stage.c opens its hidden files there, also after the umount. It keeps
+ * the file system alive, though, and the kernel would never end the
+ * connection: we watch the mount table and let go of it all when our
+ * mount leaves it (fused_metamap_watch()); the connection then ends as
+ * usual. umount(8) does not wait for us, so files written through the
+ * mount and closed just before it may not be logged yet: then we let go
+ * once they are (fused_metamap_pending_done()), and hold the log lock
+ * until we have, so that nobody moves the device from under us meanwhile
+ * (famfs_dev_wait_writers()).
  *
  * A successor taking the connection over (takeover.c) can do neither: the
  * mount holds the device, and nobody serves the mount while it starts.
@@ -59,10 +65,15 @@ static struct {
 	char err[2 * PATH_MAX + 256];
 	struct famfs_dev dev;
 	int sbfd, logfd; /* copies for the fd store */
-} job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1};
+	int tree;
+} job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1, .tree = -1};
 
 static int mountinfo_fd = -1;
 static char mount_devno[32];
+/* our clone of the mount, kept with the mapping; read by stage.c */
+static int mount_tree = -1;
+/* our mount is gone, files not yet logged keep the mapping */
+static bool lingering;
 
 static char why[2 * PATH_MAX + 256];
 
@@ -118,8 +129,9 @@ const char *fused_metamap_handoff(struct fused *fs)
 
 /* The loop's mapping of @dev is ours now; its fds go to the fd store. */
 static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
-		    int logfd)
+		    int logfd, int tree)
 {
+	mount_tree = tree;
 	move_members(dev, &fs->dev);
 	fs->dev = *dev;
 	fs->sb_copy = *dev->sb;
@@ -141,7 +153,8 @@ const char *fused_metamap_adopt(struct fused *fs)
 	if (famfs_dev_open_meta_fds(fs->mountpoint, sbfd, logfd, &dev))
 		return famfs_errmsg();
 	fs->meta_via_mount = true;
-	install(fs, &dev, -1, -1); /* the fd store has them still */
+	/* the fd store has them still; the mount is in the table now */
+	install(fs, &dev, -1, -1, fused_mount_clone(fs));
 	return NULL;
 }
 
@@ -192,8 +205,10 @@ static void *map_thread(void *arg)
 				"cannot map the superblock and log through the mount at %s: %s",
 				fs->mountpoint, famfs_errmsg());
 	}
-	if (tree >= 0)
+	if (tree >= 0 && job.rc)
 		close(tree);
+	else
+		job.tree = tree;
 	if (write(job.wake[1], "", 1) < 0) {
 		/* the loop is gone: nobody to tell */
 	}
@@ -244,6 +259,7 @@ void fused_metamap_finish(struct fused *fs)
 	job.wake[0] = job.wake[1] = -1;
 	if (!job.rc && !same_fs(&fs->sb_copy, job.dev.sb)) {
 		famfs_dev_close(&job.dev);
+		close(job.tree);
 		job.rc = -ESTALE;
 		snprintf(
 			job.err, sizeof(job.err),
@@ -259,7 +275,7 @@ void fused_metamap_finish(struct fused *fs)
 		fuse_session_exit(fs->se);
 		return;
 	}
-	install(fs, &job.dev, job.sbfd, job.logfd);
+	install(fs, &job.dev, job.sbfd, job.logfd, job.tree);
 	close(job.sbfd);
 	close(job.logfd);
 	/* Entries logged while we mounted. */
@@ -275,20 +291,48 @@ int fused_metamap_watch_fd(void)
 	return mountinfo_fd;
 }
 
-void fused_metamap_watch(struct fused *fs)
+int fused_metamap_tree(void)
 {
-	if (mountinfo_fd < 0 ||
-	    famfs_mount_with_devno(fs->mountpoint, mount_devno))
-		return;
-	/* Our mount is gone: let go of the clone, the connection then ends. */
+	return mount_tree;
+}
+
+/* Let go of the clone and the mapping: the connection then ends. */
+static void let_go(struct fused *fs)
+{
 	close(mountinfo_fd);
 	mountinfo_fd = -1;
 	fused_takeover_forget_meta();
-	famfs_dev_close(&fs->dev);
+	if (mount_tree >= 0)
+		close(mount_tree);
+	mount_tree = -1;
+	famfs_dev_close(&fs->dev); /* the log lock, if held, last */
 	fs->dev.sb = &fs->sb_copy;
 	fused_devloss_arm(fs);
 	fused_log(
 		L_NOTICE,
 		"%s was unmounted: the superblock and log mappings are released",
 		fs->mountpoint);
+}
+
+void fused_metamap_watch(struct fused *fs)
+{
+	if (mountinfo_fd < 0 || lingering ||
+	    famfs_mount_with_devno(fs->mountpoint, mount_devno))
+		return;
+	if (!fs->pending) {
+		let_go(fs);
+		return;
+	}
+	lingering = true;
+	fused_log(L_NOTICE,
+		  "%s was unmounted with %llu files written through it not yet logged: they are logged first",
+		  fs->mountpoint, (unsigned long long)fs->npending);
+}
+
+void fused_metamap_pending_done(struct fused *fs)
+{
+	if (lingering && !fs->pending) {
+		lingering = false;
+		let_go(fs);
+	}
 }

@@ -106,11 +106,13 @@ static void *stage_thread(void *arg)
 	struct fused_stage *s = arg;
 	char path[64];
 	struct stat st, root;
-	int tree, fd = -1, rc = 0;
+	int tree = fused_metamap_tree(), own = -1, fd = -1, rc = 0;
 
 	__atomic_store_n(&s->tid, (int)gettid(), __ATOMIC_RELEASE);
 	snprintf(path, sizeof(path), "%s/%s", FUSED_META_DIR, s->name);
-	tree = fused_mount_clone(s->fs);
+	/* the clone metamap.c keeps while any file is pending; else our own */
+	if (tree < 0)
+		tree = own = fused_mount_clone(s->fs);
 	if (tree < 0) {
 		rc = -errno;
 		snprintf(s->err, sizeof(s->err), "cannot clone the mount: %s",
@@ -149,8 +151,8 @@ static void *stage_thread(void *arg)
 	if (__atomic_load_n(&s->looked_up, __ATOMIC_ACQUIRE))
 		fuse_lowlevel_notify_inval_entry(s->fs->se, FUSED_META_DIR_INO,
 						 s->name, strlen(s->name));
-	if (tree >= 0)
-		close(tree);
+	if (own >= 0)
+		close(own);
 	s->rc = rc;
 	if (write(wake[1], &s->ino, sizeof(s->ino)) != sizeof(s->ino)) {
 		/* the loop is gone: nobody to tell */

@@ -235,6 +235,7 @@ static bool node_unmappable(const char *driver)
 int famfs_dax_make_readable(const char *devpath)
 {
 	char drv[PATH_MAX], where[PATH_MAX];
+	int rc;
 
 	if (famfs_dax_driver(devpath, drv, sizeof(drv)))
 		return 0; /* not devdax: nothing to do */
@@ -243,5 +244,11 @@ int famfs_dax_make_readable(const char *devpath)
 	if (famfs_dev_mounted(devpath, where, sizeof(where)))
 		return famfs_fail(EBUSY, "%s serves the famfs mounted at %s (on %s, whose device node cannot be read): read it through the mount, or unmount it first",
 				  devpath, where, drv);
-	return famfs_dax_move(devpath, FAMFS_READ_DRIVER);
+	/*
+	 * No mount lists it, but a daemon whose mount is gone may still
+	 * hold it (famfs_dev_wait_writers()): moving it would fail the
+	 * files that daemon is logging.
+	 */
+	rc = famfs_dev_wait_writers(devpath);
+	return rc ? rc : famfs_dax_move(devpath, FAMFS_READ_DRIVER);
 }

@@ -345,9 +345,6 @@ int famfs_dev_open_meta_fds(const char *root, int sbfd, int logfd,
 void famfs_dev_close(struct famfs_dev *dev)
 {
 	famfs_dev_close_members(dev);
-	if (dev->id_locked) /* a writer that never unlocked */
-		close(dev->id_lock_fd);
-	dev->id_locked = false;
 	if (dev->base)
 		munmap(dev->base, dev->size);
 	if (dev->meta_sb_map)
@@ -361,6 +358,13 @@ void famfs_dev_close(struct famfs_dev *dev)
 	dev->sb = NULL;
 	dev->log = NULL;
 	dev->fd = -1;
+	/*
+	 * A writer that never unlocked: the lock goes last, so whoever
+	 * waits for it finds the device let go (famfs_dev_wait_writers()).
+	 */
+	if (dev->id_locked)
+		close(dev->id_lock_fd);
+	dev->id_locked = false;
 }
 
 /*
@@ -720,6 +724,31 @@ int famfs_dev_lock(struct famfs_dev *dev)
 int famfs_dev_trylock(struct famfs_dev *dev)
 {
 	return lock_log(dev, true);
+}
+
+int famfs_dev_wait_writers(const char *path)
+{
+	struct famfs_dev_id id;
+	unsigned int limit;
+	struct stat st;
+	int fd, rc;
+
+	if (geteuid() != 0)
+		return 0; /* root's lock file is the one a daemon holds */
+	if (lock_timeout(&limit))
+		return -EINVAL;
+	if (stat(path, &st) < 0)
+		return famfs_fail(errno, "cannot stat %s: %s", path,
+				  strerror(errno));
+	famfs_dev_id_of(&st, &id);
+	fd = id_lock_file(&id);
+	if (fd == -ENOENT || fd == -EROFS)
+		return 0; /* no /run to lock in: no daemon locked there */
+	if (fd < 0)
+		return fd;
+	rc = wait_lock(fd, path, limit);
+	close(fd); /* and the lock with it */
+	return rc;
 }
 
 void famfs_dev_unlock(struct famfs_dev *dev)

@@ -461,6 +461,13 @@ int famfs_dev_lock(struct famfs_dev *dev);
 int famfs_dev_trylock(struct famfs_dev *dev);
 void famfs_dev_unlock(struct famfs_dev *dev);
 /*
+ * Wait, as famfs_dev_lock() does, until no writer on this host holds the
+ * log lock of the device at @path, then let it go. A daemon whose mount
+ * was unmounted while files written through it were not yet logged
+ * holds that lock until it has logged them and let go of the device.
+ */
+int famfs_dev_wait_writers(const char *path);
+/*
  * Who besides root can reach the device or image file @path: @warn gets
  * one line for each finding (owned by another user, writable or readable
  * by others), each saying what that user can do with it. A mount serves

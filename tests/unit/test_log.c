@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -261,6 +262,56 @@ static void concurrent_appenders_serialise(void **state)
 	scratch_drop(&s);
 }
 
+/*
+ * What a mount does before it moves a device whose node cannot be read
+ * (daxbind.c): wait for the log lock that a daemon whose mount is gone
+ * holds while it still logs files, and never keep it.
+ */
+static void mounts_wait_for_a_writer_and_take_no_lock(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	int up[2], down[2];
+	char b, who[32];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root's lock files are waited for */
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_wait_writers(s.image), 0);
+	/* it kept no lock: a writer takes it at once */
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_dev_trylock(&dev), 0);
+	famfs_dev_close(&dev);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* a daemon: holds the lock until it has let go of the device */
+		if (famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev) ||
+		    famfs_dev_lock(&dev) || write(up[1], "", 1) != 1 ||
+		    read(down[0], &b, 1) != 1)
+			_exit(1);
+		famfs_dev_close(&dev);
+		_exit(write(up[1], "", 1) == 1 ? 0 : 1);
+	}
+	assert_int_equal(read(up[0], &b, 1), 1);
+	setenv("FAMFS_LOCK_TIMEOUT", "1", 1);
+	assert_int_equal(famfs_dev_wait_writers(s.image), -ETIMEDOUT);
+	snprintf(who, sizeof(who), "pid %d", (int)pid);
+	assert_non_null(strstr(famfs_errmsg(), who));
+	unsetenv("FAMFS_LOCK_TIMEOUT");
+	assert_int_equal(write(down[1], "", 1), 1);
+	assert_int_equal(read(up[0], &b, 1), 1);
+	assert_int_equal(famfs_dev_wait_writers(s.image), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	scratch_drop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +323,7 @@ int main(void)
 		cmocka_unit_test(full_log_says_so),
 		cmocka_unit_test(concurrent_appenders_serialise),
 		cmocka_unit_test(append_rechecks_the_tail),
+		cmocka_unit_test(mounts_wait_for_a_writer_and_take_no_lock),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
