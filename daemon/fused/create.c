@@ -52,6 +52,23 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino)
 	return NULL;
 }
 
+bool fused_pending_next_in(const struct fused *fs, uint64_t dir,
+			   uint64_t after, const char **name, uint64_t *ino)
+{
+	const struct fused_pending *best = NULL;
+
+	/* newest first on the list: a few at a time, so a scan will do */
+	for (const struct fused_pending *p = fs->pending; p; p = p->next)
+		if (p->parent == dir && p->ino > after &&
+		    (!best || p->ino < best->ino))
+			best = p;
+	if (!best)
+		return false;
+	*name = best->name;
+	*ino = best->ino;
+	return true;
+}
+
 static struct fused_pending *find_name(struct fused *fs, uint64_t parent,
 				       const char *name)
 {
@@ -73,6 +90,8 @@ void fused_pending_attr(const struct fused *fs, const struct fused_pending *p,
 	st->st_size = (off_t)p->size;
 	st->st_blksize = fs->io_size;
 	st->st_blocks = (blkcnt_t)(famfs_fmap_capacity(&p->fmap) / 512);
+	/* the log keeps no times: the mount's, as its files show */
+	st->st_atime = st->st_mtime = st->st_ctime = fs->mount_time;
 }
 
 /* Answer a lookup of a pending file; false if @name is none. */

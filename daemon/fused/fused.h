@@ -305,6 +305,12 @@ bool fused_is_pending(uint64_t ino);
 int fused_pending_gone(uint64_t ino);
 /* The pending file @ino, or NULL (logged since, or never one) */
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
+/*
+ * For readdir: the file being written in directory @dir whose inode
+ * number is the lowest above @after; false when there is none.
+ */
+bool fused_pending_next_in(const struct fused *fs, uint64_t dir,
+			   uint64_t after, const char **name, uint64_t *ino);
 /* Answer a lookup of a pending file; false if @name is none. */
 bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
 			  const char *name);

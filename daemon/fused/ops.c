@@ -237,13 +237,18 @@ static bool add_dirent(fuse_req_t req, char *buf, size_t size, size_t *used,
 /*
  * Directory offsets: 1 ".", 2 "..", 3 ".meta" (root only), then a child
  * at ino + 3. Children are appended in log order, so their inode numbers
- * grow along the list and an offset says exactly where to resume.
+ * grow along the list and an offset says exactly where to resume. Files
+ * being written through the mount (create.c) come last, at their own
+ * inode + 3, above every logged one: a file logged while a directory is
+ * read is listed once, as pending or as logged.
  */
 static void fused_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			  off_t off, struct fuse_file_info *fi)
 {
 	struct fused *fs = fs_of(req);
 	const struct famfs_node *dir, *c;
+	const char *pname;
+	uint64_t pino;
 	size_t used = 0;
 	char *buf;
 
@@ -304,8 +309,14 @@ static void fused_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		if (!add_dirent(req, buf, size, &used, c->name, c->ino,
 				c->is_dir ? S_IFDIR : S_IFREG,
 				(off_t)(c->ino + 3)))
-			break;
+			goto out;
 	}
+	for (uint64_t after = off > 3 ? (uint64_t)off - 3 : 0;
+	     fused_pending_next_in(fs, dir->ino, after, &pname, &pino);
+	     after = pino)
+		if (!add_dirent(req, buf, size, &used, pname, pino, S_IFREG,
+				(off_t)(pino + 3)))
+			break;
 out:
 	fuse_reply_buf(req, buf, used);
 	free(buf);

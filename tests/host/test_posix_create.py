@@ -180,6 +180,45 @@ def test_limits_of_the_format_are_clean_errors(mnt, master):
     _fsck_clean(master, mnt.mnt)
 
 
+def test_ls_lists_files_being_written_once(mnt, master):
+    """readdir on the master lists files still being written after the
+    logged ones, each once, across as many READDIR requests as long names
+    need; once logged, each is listed once more, as a logged file."""
+    d = os.path.join(mnt.mnt, "many")
+    os.mkdir(d)
+    name = "%03d-" + "x" * 64
+    logged = [name % i for i in range(20)]
+    for n in logged:
+        with open(os.path.join(d, n), "wb") as f:
+            f.write(b"l")
+    pending = [name % i for i in range(20, 170)]
+    files = [open(os.path.join(d, n), "wb") for n in pending]
+    try:
+        files[0].write(b"p")
+        files[0].flush()
+        seen = os.listdir(d)
+        assert sorted(seen) == sorted(logged + pending)
+        inos = {e.name: e.inode() for e in os.scandir(d)}
+        assert all(inos[n] == os.stat(os.path.join(d, n)).st_ino
+                   for n in pending)
+        assert all(inos[n] >= 1 << 41 for n in pending)
+        # ls -l: the attributes of a pending file, as stat gives them
+        st = os.stat(os.path.join(d, pending[0]))
+        assert st.st_size == 1 and st.st_mtime > 0
+    finally:
+        for f in files:
+            f.close()
+    # logged at their close (RELEASE comes just after close(2) returns)
+    end = time.monotonic() + 10
+    while (any(os.stat(os.path.join(d, n)).st_ino >= 1 << 41
+               for n in pending) and time.monotonic() < end):
+        time.sleep(0.05)
+    seen = [e for e in os.scandir(d)]
+    assert sorted(e.name for e in seen) == sorted(logged + pending)
+    assert all(e.inode() < 1 << 41 for e in seen)
+    _fsck_clean(master, mnt.mnt)
+
+
 def test_a_client_never_sees_a_file_being_written(tmp_path, master, client,
                                                   device, mounts, mnt):
     cm = fh.Mount(client, device, str(tmp_path / "cmnt"),
