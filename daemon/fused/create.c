@@ -134,6 +134,33 @@ static int new_relpath(const struct famfs_node *dir, const char *name,
 	return 0;
 }
 
+/*
+ * While files are pending, a clone of our mount that only we hold keeps
+ * the file system alive. Else umount(8) right after a close, or the last
+ * close after a lazy umount, would end the connection before the kernel's
+ * RELEASE (sent after close(2) returns) reached us: that file would never
+ * be logged. The clone needs no request of ours, so the loop may make it.
+ */
+static int mount_hold = -1;
+
+static void hold_mount(struct fused *fs)
+{
+	if (mount_hold >= 0)
+		return;
+	mount_hold = fused_mount_clone(fs);
+	if (mount_hold < 0)
+		fused_log(L_WARN, "cannot hold %s while files are written through it (open_tree: %s): an umount right after a close may lose that file",
+			  fs->mountpoint, strerror(errno));
+}
+
+void fused_pending_idle(struct fused *fs)
+{
+	if (fs->pending || mount_hold < 0)
+		return;
+	close(mount_hold); /* the file system ends here if unmounted */
+	mount_hold = -1;
+}
+
 /* Take the log lock (unless held) with our namespace current under it. */
 static int writer_hold(struct fused *fs)
 {
@@ -289,6 +316,7 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	p->fmap.ext_type = FAMFS_EXT_SIMPLE;
 	p->opens = 1;
 	p->writing = true;
+	hold_mount(fs);
 	p->next = fs->pending;
 	fs->pending = p;
 	fs->npending++;

@@ -277,6 +277,8 @@ int fused_metamap_watch_fd(void);
  * the files written through it are logged, if some are not yet.
  */
 void fused_metamap_watch(struct fused *fs);
+/* The FUSE fd is closed: let go of the log lock let_go() kept. */
+void fused_metamap_end(void);
 /* The last pending file is logged or dropped: let go, if lingering. */
 void fused_metamap_pending_done(struct fused *fs);
 /* Our kept clone of the mount (a directory fd), or -1: none (6.12). */
@@ -305,6 +307,11 @@ bool fused_is_pending(uint64_t ino);
 int fused_pending_gone(uint64_t ino);
 /* The pending file @ino, or NULL (logged since, or never one) */
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
+/*
+ * After each request: let go of the mount held while files were pending,
+ * once none is (the file system then ends, if it was unmounted).
+ */
+void fused_pending_idle(struct fused *fs);
 /*
  * For readdir: the file being written in directory @dir whose inode
  * number is the lowest above @after; false when there is none.

@@ -695,6 +695,7 @@ static int serve(struct fused *fs)
 			fused_metamap_watch(fs);
 		if (pfd[5].revents)
 			fused_stage_reap(fs);
+		fused_pending_idle(fs);
 		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t ticks;
 
@@ -711,6 +712,7 @@ static int serve(struct fused *fs)
 		if (res <= 0)
 			break; /* 0: unmounted, the session is over */
 		fuse_session_process_buf(fs->se, &buf);
+		fused_pending_idle(fs);
 		res = 0;
 		if (fs->initialized && !tuned) {
 			tune_readahead(fs);
@@ -860,6 +862,7 @@ static int finish(struct fused *fs, int res)
 	if (fs->ready_fd >= 0)
 		fused_ready(fs, "the mount ended before the kernel's INIT");
 	fuse_session_destroy(fs->se); /* closes the FUSE fd */
+	fused_metamap_end();
 	fused_log(L_NOTICE, "%s unmounted from %s; exiting", fs->devpath,
 		  fs->mountpoint);
 	famfs_ns_free(&fs->ns);

@@ -24,9 +24,10 @@
  * mount leaves it (fused_metamap_watch()); the connection then ends as
  * usual. umount(8) does not wait for us, so files written through the
  * mount and closed just before it may not be logged yet: then we let go
- * once they are (fused_metamap_pending_done()), and hold the log lock
- * until we have, so that nobody moves the device from under us meanwhile
- * (famfs_dev_wait_writers()).
+ * once they are (fused_metamap_pending_done()). From then until our
+ * connection is closed, which ends the kernel's claim on the device, we
+ * hold the log lock, which a new mount waits for before it moves the
+ * device (famfs_dev_wait_writers()): nobody unbinds it from under us.
  *
  * A successor taking the connection over (takeover.c) can do neither: the
  * mount holds the device, and nobody serves the mount while it starts.
@@ -74,6 +75,8 @@ static char mount_devno[32];
 static int mount_tree = -1;
 /* our mount is gone, files not yet logged keep the mapping */
 static bool lingering;
+/* the log lock, held from then until the connection is closed */
+static int exit_lock = -1;
 
 static char why[2 * PATH_MAX + 256];
 
@@ -301,11 +304,22 @@ static void let_go(struct fused *fs)
 {
 	close(mountinfo_fd);
 	mountinfo_fd = -1;
+	/*
+	 * The kernel gives up our claim on the device only when the FUSE fd
+	 * is closed (fused_metamap_end()). Until then the log lock tells a
+	 * new mount, which waits for it, not to unbind the device under us.
+	 */
+	if (fs->dev.id_locked) {
+		exit_lock = fs->dev.id_lock_fd;
+		fs->dev.id_locked = false;
+	} else {
+		exit_lock = famfs_dev_hold_writers(fs->devpath);
+	}
 	fused_takeover_forget_meta();
 	if (mount_tree >= 0)
 		close(mount_tree);
 	mount_tree = -1;
-	famfs_dev_close(&fs->dev); /* the log lock, if held, last */
+	famfs_dev_close(&fs->dev);
 	fs->dev.sb = &fs->sb_copy;
 	fused_devloss_arm(fs);
 	fused_log(
@@ -327,6 +341,13 @@ void fused_metamap_watch(struct fused *fs)
 	fused_log(L_NOTICE,
 		  "%s was unmounted with %llu files written through it not yet logged: they are logged first",
 		  fs->mountpoint, (unsigned long long)fs->npending);
+}
+
+void fused_metamap_end(void)
+{
+	if (exit_lock >= 0)
+		close(exit_lock);
+	exit_lock = -1;
 }
 
 void fused_metamap_pending_done(struct fused *fs)

@@ -726,15 +726,14 @@ int famfs_dev_trylock(struct famfs_dev *dev)
 	return lock_log(dev, true);
 }
 
-int famfs_dev_wait_writers(const char *path)
+/* Root's lock file of @path's device with its lock taken: the fd, or -errno. */
+static int path_lock(const char *path, bool wait)
 {
 	struct famfs_dev_id id;
 	unsigned int limit;
 	struct stat st;
 	int fd, rc;
 
-	if (geteuid() != 0)
-		return 0; /* root's lock file is the one a daemon holds */
 	if (lock_timeout(&limit))
 		return -EINVAL;
 	if (stat(path, &st) < 0)
@@ -742,13 +741,37 @@ int famfs_dev_wait_writers(const char *path)
 				  strerror(errno));
 	famfs_dev_id_of(&st, &id);
 	fd = id_lock_file(&id);
+	if (fd < 0)
+		return fd;
+	rc = wait ? wait_lock(fd, path, limit) : try_lock(fd, path);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int famfs_dev_wait_writers(const char *path)
+{
+	int fd;
+
+	if (geteuid() != 0)
+		return 0; /* root's lock file is the one a daemon holds */
+	fd = path_lock(path, true);
 	if (fd == -ENOENT || fd == -EROFS)
 		return 0; /* no /run to lock in: no daemon locked there */
 	if (fd < 0)
 		return fd;
-	rc = wait_lock(fd, path, limit);
 	close(fd); /* and the lock with it */
-	return rc;
+	return 0;
+}
+
+int famfs_dev_hold_writers(const char *path)
+{
+	if (geteuid() != 0)
+		return famfs_fail(EPERM, "only root holds the log lock of %s by its name",
+				  path);
+	return path_lock(path, false);
 }
 
 void famfs_dev_unlock(struct famfs_dev *dev)

@@ -468,6 +468,11 @@ void famfs_dev_unlock(struct famfs_dev *dev);
  */
 int famfs_dev_wait_writers(const char *path);
 /*
+ * Take that lock once (-EBUSY, naming the holder, if it is held): the fd
+ * that holds it until it is closed, or -errno. Root only.
+ */
+int famfs_dev_hold_writers(const char *path);
+/*
  * Who besides root can reach the device or image file @path: @warn gets
  * one line for each finding (owned by another user, writable or readable
  * by others), each saying what that user can do with it. A mount serves

@@ -9,6 +9,7 @@ import os
 import signal
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -258,6 +259,35 @@ def test_a_daemon_killed_mid_write_leaves_nothing(mnt, master):
     mnt.mount()
     assert not os.path.exists(os.path.join(mnt.mnt, "torn"))
     assert os.statvfs(mnt.mnt).f_bfree == free_before
+    _fsck_clean(master, mnt.mnt)
+
+
+def test_a_file_closed_after_a_lazy_umount_is_logged(mnt, master):
+    """The last close after umount -l ends the file system in the same
+    close(2), before the daemon can have read that file's RELEASE: the
+    daemon holds the mount while files are pending, logs the file, and
+    only then lets the connection end. Writer and daemon share one CPU,
+    as in a one-CPU guest, where the RELEASE was lost every time."""
+    mib = bytes(range(256)) * 4096
+    before = fh.log_next_index(mnt.dev)
+    os.sched_setaffinity(mnt.pid, {0})
+    code = ("import os, subprocess, sys\n"
+            "os.sched_setaffinity(0, {0})\n"
+            "mib = bytes(range(256)) * 4096\n"
+            "f = open(sys.argv[1], 'wb')\n"
+            "f.write(mib)\n"
+            "f.flush()\n"
+            "subprocess.run(['umount', '-l', sys.argv[2]], check=True)\n"
+            "f.write(mib * 2)\n"
+            "f.close()\n")
+    subprocess.run([sys.executable, "-c", code,
+                    os.path.join(mnt.mnt, "lazy"), mnt.mnt],
+                   check=True, timeout=60)
+    assert mnt.wait_daemon_exit(10), "the daemon outlived its file system"
+    assert fh.log_next_index(mnt.dev) == before + 1
+    mnt.mount()
+    with open(os.path.join(mnt.mnt, "lazy"), "rb") as f:
+        assert f.read() == mib * 3
     _fsck_clean(master, mnt.mnt)
 
 
