@@ -628,6 +628,13 @@ int main(int argc, char **argv)
 		prog = strrchr(argv[0], '/') + 1;
 	else
 		prog = argv[0];
+	/*
+	 * Nothing is handed to a mount helper but stdio. What a caller left
+	 * open would live on in the daemon: a file of an earlier mount of
+	 * this device held open that way keeps that mount's file system, and
+	 * whatever is still being written in it, from ever ending.
+	 */
+	close_range(3, ~0U, 0);
 	read_conf(&r.s);
 	rc = parse_cmdline(argc, argv, &r);
 	return rc >= 0 ? rc : mount_famfs(&r);

@@ -291,6 +291,32 @@ def test_a_file_closed_after_a_lazy_umount_is_logged(mnt, master):
     _fsck_clean(master, mnt.mnt)
 
 
+def test_a_new_mount_keeps_no_file_of_the_old_one_open(mnt, master):
+    """mount.famfs started by a writer whose file on a lazily unmounted
+    mount of the same device is still open: the helper and the new daemon
+    must not inherit that file, or its RELEASE never comes, the file is
+    never logged and the old daemon never ends."""
+    old_pid = mnt.pid
+    f = open(os.path.join(mnt.mnt, "inherited"), "wb")
+    f.write(b"x" * 5000)
+    f.flush()
+    subprocess.run(["umount", "-l", mnt.mnt], check=True)
+    before = fh.log_next_index(mnt.dev)
+    p = subprocess.run([fh.MOUNT, mnt.dev, mnt.mnt, "-o",
+                        "logfile=" + mnt.logfile], env=mnt.host.env,
+                       pass_fds=(f.fileno(),), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    new_pid = int(mnt.status()["pid"])
+    f.close()
+    assert _logged(mnt.dev, before + 1)
+    mnt.pid = old_pid
+    assert mnt.wait_daemon_exit(10), "the old daemon outlived its mount"
+    mnt.pid = new_pid
+    with open(os.path.join(mnt.mnt, "inherited"), "rb") as g:
+        assert g.read() == b"x" * 5000
+
+
 def _writer(path, end):
     """A child that writes 3 MiB to @path, then ends as @end says:
     "kill" (SIGKILL to itself, the file still open) or "exit" (exit(0)

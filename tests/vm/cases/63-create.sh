@@ -101,10 +101,11 @@ t "umount right after a copy: the next mount has the whole file" sh -c "
 # A second actor: the mount lazily unmounted while a file is still being
 # written; a new mount of the device starts before the writer closes it.
 # On 7.3 the new mount waits for the old daemon, which logs the file at
-# its close and only then lets go of the device.
+# its close and only then lets go of the device. mount.famfs inherits the
+# writer's fd: it must not keep that file (and its file system) open.
 t "umount -l under a writer, a new mount meanwhile: the file is logged whole" sh -c "
 	exec 3>$M/lazy && echo before >&3 && umount -l $M || exit 1
-	mount.famfs /dev/dax0.0 $M -o fallback=no 3>&- & mp=\$!
+	mount.famfs /dev/dax0.0 $M -o fallback=no & mp=\$!
 	sleep 2; echo after >&3; exec 3>&-
 	wait \$mp || exit 1
 	i=0; until famfs getmap -q $M/lazy; do
