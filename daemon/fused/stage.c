@@ -110,7 +110,7 @@ static void *stage_thread(void *arg)
 
 	__atomic_store_n(&s->tid, (int)gettid(), __ATOMIC_RELEASE);
 	snprintf(path, sizeof(path), "%s/%s", FUSED_META_DIR, s->name);
-	/* the clone metamap.c keeps while any file is pending; else our own */
+	/* metamap.c's clone, which outlives every pending file; else our own */
 	if (tree < 0)
 		tree = own = fused_mount_clone(s->fs);
 	if (tree < 0) {
