@@ -492,3 +492,38 @@ def test_a_users_file_never_shows_what_the_device_held(world_mnt, master):
     p = _as_user("open(%r, 'wb')" % os.path.join(m, "rootonly"))
     assert p.returncode != 0 and "Permission denied" in p.stderr
     _fsck_clean(master, m)
+
+
+def test_a_user_lists_files_being_written_only_where_it_may(world_mnt):
+    """readdir lists pending files with the directory's own permissions:
+    an unprivileged user lists root's file being written in a directory
+    open to all but cannot open it (0600), and cannot list a 0700
+    directory's pending file at all."""
+    m = world_mnt.mnt
+    os.mkdir(os.path.join(m, "private"), 0o700)
+    fd_pub = os.open(os.path.join(m, "pub", "rootfile"),
+                     os.O_CREAT | os.O_WRONLY, 0o600)
+    fd_priv = os.open(os.path.join(m, "private", "secret"),
+                      os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        os.write(fd_pub, b"root")
+        p = _as_user("import os, sys\n"
+                     "print(sorted(os.listdir(sys.argv[0] + '/pub')))\n"
+                     "try:\n"
+                     "    open(sys.argv[0] + '/pub/rootfile').read()\n"
+                     "    print('opened')\n"
+                     "except PermissionError:\n"
+                     "    print('EACCES')\n"
+                     "try:\n"
+                     "    os.listdir(sys.argv[0] + '/private')\n"
+                     "    print('listed')\n"
+                     "except PermissionError:\n"
+                     "    print('EACCES')\n".replace(
+                         "sys.argv[0]", repr(m)))
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.split("\n")[:3] == ["['rootfile']", "EACCES",
+                                            "EACCES"], p.stdout
+        assert os.listdir(os.path.join(m, "private")) == ["secret"]
+    finally:
+        os.close(fd_pub)
+        os.close(fd_priv)
