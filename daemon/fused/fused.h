@@ -57,6 +57,7 @@ struct fused {
 	char fuse_dev[PATH_MAX];
 	unsigned int poll_ms;
 	unsigned int readahead_kb;
+	unsigned int writer_wait_s; /* a stop waits this long for writers */
 	bool debug;
 	char unit[256]; /* our systemd unit, if systemd runs us */
 	bool allow_famfs;   /* the device can be DAX-mapped by a kernel */

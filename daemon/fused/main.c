@@ -39,6 +39,8 @@
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
 #define DEFAULT_POLL_MS 1000
 #define DEFAULT_READAHEAD_KB 1024 /* one max-size FUSE request */
+/* well inside systemd's default stop timeout (90 s) */
+#define DEFAULT_WRITER_WAIT_S 10
 
 enum fallback { FALLBACK_AUTO, FALLBACK_YES, FALLBACK_NO };
 
@@ -61,16 +63,23 @@ struct opts {
 
 static struct fused the_fs;
 static bool detached;
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, nsignals;
+static int signal_pipe[2] = { -1, -1 }; /* wakes the loop's poll() */
 
 /*
- * A stop signal: end the loop; main() then unmounts. SIGUSR1 hands the
- * connection over to the next daemon instead (takeover.c).
+ * A stop signal: the loop ends (once the files being written are closed,
+ * see may_leave()); main() then unmounts. SIGUSR1 hands the connection
+ * over to the next daemon instead (takeover.c).
  */
 static void on_signal(int sig)
 {
+	int saved = errno;
+
 	stop = sig == SIGUSR1 ? 2 : 1;
-	fuse_session_exit(the_fs.se);
+	nsignals++;
+	/* a full pipe wakes the loop as well */
+	(void)!write(signal_pipe[1], "", 1);
+	errno = saved;
 }
 
 static void set_signals(void)
@@ -106,6 +115,8 @@ static void usage(FILE *f)
 		"  poll_ms=N       look for entries other hosts logged every N ms (1000)\n"
 		"  logfile=PATH    log there instead of syslog once detached\n"
 		"  readahead_kb=N  kernel readahead for the mount (1024; 0: leave it)\n"
+		"  writer_wait=S   on a stop or restart, wait up to S seconds (10) for\n"
+		"                  the files being written through the mount to close\n"
 		"  noexec noatime rw defaults  as for mount(8)\n"
 		"  suid dev        honour set-user-ID files and device nodes from the\n"
 		"                  log (default: nosuid,nodev; the log is untrusted)\n"
@@ -313,6 +324,13 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 				die("bad readahead_kb: %s (0 keeps the kernel's)",
 				    famfs_errmsg());
 			fs->readahead_kb = (unsigned int)v;
+		} else if (!strcmp(opt, "writer_wait") && val) {
+			uint64_t v;
+
+			if (famfs_parse_number(val, 0, 3600, &v))
+				die("bad writer_wait: %s (seconds; 0 does not wait)",
+				    famfs_errmsg());
+			fs->writer_wait_s = (unsigned int)v;
 		} else if (!strcmp(opt, "splice") && val &&
 			   (!strcmp(val, "yes") || !strcmp(val, "no")))
 			fs->splice_allowed = val[0] == 'y';
@@ -640,11 +658,54 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * A stop signal came: may the loop end? Not while files are being
+ * written through the mount: they live in this daemon alone (create.c),
+ * and a successor or an unmount would lose them. Requests are served
+ * meanwhile, new files included (a tar between two files has none open),
+ * for up to writer_wait seconds; a second signal ends the wait.
+ */
+static bool may_leave(struct fused *fs, uint64_t *until)
+{
+	uint64_t now = now_ms();
+
+	if (!fs->npending)
+		return true;
+	if (!*until) {
+		*until = now + fs->writer_wait_s * 1000ULL;
+		if (fs->writer_wait_s)
+			fused_log(L_NOTICE, "stopping: waiting up to %u s for %llu file(s) being written through %s to be closed",
+				  fs->writer_wait_s,
+				  (unsigned long long)fs->npending,
+				  fs->mountpoint);
+	}
+	if (now < *until && nsignals < 2)
+		return false;
+	fused_log(L_WARN, "stopping with %llu file(s) still being written through %s: they are not logged, and their writers get EIO",
+		  (unsigned long long)fs->npending, fs->mountpoint);
+	return true;
+}
+
+/* The poll timeout: the monitor's, shortened to the end of a wait. */
+static int poll_timeout(int timeout, uint64_t until)
+{
+	uint64_t now = now_ms();
+
+	if (!until)
+		return timeout;
+	if (until <= now)
+		return 0;
+	if (timeout < 0 || until - now < (uint64_t)timeout)
+		return (int)(until - now);
+	return timeout;
+}
+
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
-	struct pollfd pfd[6];
+	struct pollfd pfd[7];
 	int tfd = -1, res = 0, n = 0;
+	uint64_t until = 0; /* stopping: the end of the wait for writers */
 	bool tuned = false;
 
 	if (fs->poll_ms) {
@@ -660,13 +721,19 @@ static int serve(struct fused *fs)
 	}
 	/*
 	 * fuse, [timer], [monitor], [mapping thread done], [mount table],
-	 * [a pending file's copy done]: absent ones are -1, which poll skips
+	 * [a pending file's copy done], a signal: absent ones are -1, which
+	 * poll skips
 	 */
 	pfd[n++] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = fs->monitor_fd, .events = POLLIN };
 	n += 3;
+	pfd[n++] = (struct pollfd){ .fd = signal_pipe[0], .events = POLLIN };
 	while (!fuse_session_exited(fs->se)) {
+		if (stop && may_leave(fs, &until)) {
+			fuse_session_exit(fs->se);
+			break;
+		}
 		pfd[3] = (struct pollfd){ .fd = fused_metamap_wake_fd(),
 					  .events = POLLIN };
 		pfd[4] = (struct pollfd){ .fd = fused_metamap_watch_fd(),
@@ -677,7 +744,7 @@ static int serve(struct fused *fs)
 		uint64_t due = timeout < 0 ? UINT64_MAX :
 					     now_ms() + (uint64_t)timeout;
 
-		if (poll(pfd, (nfds_t)n, timeout) < 0) {
+		if (poll(pfd, (nfds_t)n, poll_timeout(timeout, until)) < 0) {
 			if (errno == EINTR)
 				continue;
 			res = -errno;
@@ -695,6 +762,12 @@ static int serve(struct fused *fs)
 			fused_metamap_watch(fs);
 		if (pfd[5].revents)
 			fused_stage_reap(fs);
+		if (pfd[6].revents) {
+			char drain[16];
+
+			while (read(signal_pipe[0], drain, sizeof(drain)) > 0)
+				;
+		}
 		fused_pending_idle(fs);
 		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
 			uint64_t ticks;
@@ -824,6 +897,8 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 	char *fargv[] = { argv0, "-d", NULL };
 	struct fuse_args fargs = FUSE_ARGS_INIT(o->debug ? 2 : 1, fargv);
 
+	if (pipe2(signal_pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+		die("cannot make a pipe: %s", strerror(errno));
 	fs->se = fuse_session_new(&fargs, &fused_ops, sizeof(fused_ops), fs);
 	fuse_opt_free_args(&fargs); /* the session keeps none of it */
 	if (!fs->se)
@@ -882,6 +957,7 @@ int main(int argc, char **argv)
 	fs->fuse_fd = -1;
 	fs->poll_ms = DEFAULT_POLL_MS;
 	fs->readahead_kb = DEFAULT_READAHEAD_KB;
+	fs->writer_wait_s = DEFAULT_WRITER_WAIT_S;
 	fs->splice_allowed = true;
 	res = parse_args(fs, &o, argc, argv);
 	if (res >= 0)

@@ -879,7 +879,8 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /*
  * Only a file being written asks for FLUSH (other opens say FOPEN_NOFLUSH):
- * whether its writer is dying of a signal is known only at its close.
+ * whether its writer is dying of a signal is known only at its close. One
+ * a daemon before us had is lost: its writer's close(2) says so.
  */
 static void fused_flush(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
@@ -890,7 +891,8 @@ static void fused_flush(fuse_req_t req, fuse_ino_t ino,
 	(void)fi;
 	if (p)
 		fused_pending_flush(p, fuse_req_ctx(req)->pid);
-	fuse_reply_err(req, 0);
+	fuse_reply_err(req, !p && fused_is_pending(ino) ?
+				    -fused_pending_gone(ino) : 0);
 }
 
 static void fused_release(fuse_req_t req, fuse_ino_t ino,

@@ -208,8 +208,8 @@ class Load:
                    default=0.0)
 
 
-def _daemon_argv(device, mnt, log):
-    return [fh.FUSED, "-f", "-o", "logfile=" + log, device, mnt]
+def _daemon_argv(device, mnt, log, opts=""):
+    return [fh.FUSED, "-f", "-o", "logfile=" + log + opts, device, mnt]
 
 
 def _wait_exit(p, timeout=20):
@@ -319,15 +319,19 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
 
 
 def _end_all(procs, sd):
-    """What a test leaves: its open fds (ints) closed, its daemons still
-    running killed, then the fake systemd closed."""
+    """What a test leaves: its open fds (ints) closed, its processes still
+    running killed, and the fake systemd closed before they are waited
+    for: a writer killed with a file of a connection nobody serves waits
+    in its close for that connection to end."""
     for q in procs:
         if isinstance(q, int):
             os.close(q)
         elif q.poll() is None:
             q.kill()
-            q.wait()
     sd.close()
+    for q in procs:
+        if not isinstance(q, int):
+            q.wait()
 
 
 def _poke_state(sd, off, value):
@@ -465,28 +469,112 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
 
 # A writer in a process of its own: a daemon started from this one would
 # inherit the open file and, closing it before exec, wait on a FLUSH that
-# only it could answer.
+# only it could answer. It writes 3 MiB, then on each line of its input
+# writes 4 KiB more, and closes the file at end of input.
 WRITER = r"""
 import errno, os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
 os.write(fd, b"x" * (3 << 20))
 print("written", flush=True)
-sys.stdin.readline()
-try:
-    os.write(fd, b"y" * 4096)
-    print("wrote", flush=True)
-except OSError as e:
-    print(errno.errorcode[e.errno], flush=True)
-os.close(fd)
+def attempt(what, fn):
+    try:
+        fn()
+        print(what, "ok", flush=True)
+    except OSError as e:
+        print(what, errno.errorcode[e.errno], flush=True)
+for line in sys.stdin:
+    attempt("write", lambda: os.write(fd, b"y" * 4096))
+attempt("close", lambda: os.close(fd))
 """
+
+
+def _writer(path, procs):
+    w = subprocess.Popen(["/usr/bin/python3", "-c", WRITER, path],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    procs.append(w)
+    assert w.stdout.readline().strip() == "written"
+    return w
+
+
+def _tell(w, line):
+    """One more write by writer @w; what it says of it."""
+    w.stdin.write(line + "\n")
+    w.stdin.flush()
+    return w.stdout.readline().strip()
+
+
+def _alive_after(p, seconds):
+    time.sleep(seconds)
+    return p.poll() is None
+
+
+def test_a_restart_waits_for_a_file_being_written(tmp_path, master, device,
+                                                  mounts):
+    """A file being written through the mount lives in the daemon alone,
+    so a restart (or a stop) first waits for it to be closed: the daemon
+    serves meanwhile (its writer's writes, a new file of another
+    process), leaves as soon as the file is logged, and the next daemon
+    serves it whole."""
+    mnt = str(tmp_path / "mnt")
+    log = str(tmp_path / "fused.log")
+    sd = FakeSystemd(str(tmp_path / "notify"))
+    procs = []
+    try:
+        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+        procs.append(p)
+        mid = mount_id(mnt)
+        path = os.path.join(mnt, "slow")
+        w = _writer(path, procs)
+        p.send_signal(signal.SIGUSR1)
+        assert _alive_after(p, 0.5), "the daemon left a file being written"
+        assert re.search(r"waiting up to 10 s for 1 file\(s\) being "
+                         r"written", m.log_text()), m.log_text()
+        assert _tell(w, "more") == "write ok"
+        during = os.path.join(mnt, "during")
+        with open(during, "wb") as f:
+            f.write(b"d" * 5000)
+        assert p.poll() is None
+        w.stdin.close()
+        assert w.stdout.readline().strip() == "close ok"
+        _wait_exit(p)
+        assert p.returncode == HANDOVER_EXIT
+        p = sd.start(_daemon_argv(device, mnt, log), master.env)
+        procs.append(p)
+        m.pid = p.pid
+        sd.wait(lambda: sd.ready == 2, "READY=1 after the restart")
+        assert mount_id(mnt) == mid
+        assert m.status()["takeovers"] == "1"
+        with open(path, "rb") as f:
+            data = f.read()
+        assert data == b"x" * (3 << 20) + b"y" * 4096
+        with open(during, "rb") as f:
+            assert f.read() == b"d" * 5000
+        assert "still being written" not in m.log_text()
+        # A stop waits the same way, then unmounts; the file is logged.
+        w = _writer(os.path.join(mnt, "last"), procs)
+        p.send_signal(signal.SIGTERM)
+        assert _alive_after(p, 0.5), "the stop left a file being written"
+        assert mount_id(mnt) == mid
+        w.stdin.close()
+        assert w.stdout.readline().strip() == "close ok"
+        _wait_exit(p)
+        assert p.returncode == 0
+        assert mount_id(mnt) is None
+        m.mount()
+        with open(os.path.join(mnt, "last"), "rb") as f:
+            assert f.read() == b"x" * (3 << 20)
+    finally:
+        _end_all(procs, sd)
 
 
 def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
                                                            device, mounts):
-    """A file still being written through the mount lives in the daemon
-    alone: across a restart its writer's next write fails with EIO (not a
-    hang, not a file cut short), the name is not logged, its memory is
-    free and the log lock is not left held."""
+    """A restart that does not wait for a file being written (a second
+    signal, or writer_wait=0) loses it cleanly: its writer's next write
+    and its close fail with EIO (not a hang, not a file cut short), the
+    name is not logged, its memory is free and the log lock is not left
+    held."""
     mnt = str(tmp_path / "mnt")
     log = str(tmp_path / "fused.log")
     sd = FakeSystemd(str(tmp_path / "notify"))
@@ -495,26 +583,30 @@ def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
         m, p = _first_daemon(sd, master, device, mnt, log, mounts)
         procs.append(p)
         used = m.status()["space_used"]
-        path = os.path.join(mnt, "half")
-        w = subprocess.Popen(["/usr/bin/python3", "-c", WRITER, path],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True)
-        procs.append(w)
-        assert w.stdout.readline().strip() == "written"
-        assert m.status()["space_used"] != used
-        p.send_signal(signal.SIGUSR1)
-        _wait_exit(p)
-        assert p.returncode == HANDOVER_EXIT
-        p = sd.start(_daemon_argv(device, mnt, log), master.env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 2, "READY=1 after the restart")
-        out, _ = w.communicate("go\n", timeout=30)
-        assert out.strip() == "EIO", out
-        assert w.returncode == 0
-        assert "was lost when the daemon restarted" in m.log_text()
-        assert not os.path.exists(path)
-        assert m.status()["space_used"] == used
+        for n, (nudge, opts) in enumerate([(True, ",writer_wait=0"),
+                                           (False, "")]):
+            path = os.path.join(mnt, "half%d" % n)
+            w = _writer(path, procs)
+            assert m.status()["space_used"] != used
+            p.send_signal(signal.SIGUSR1)
+            if nudge:  # the default wait, cut short by a second signal
+                assert _alive_after(p, 0.5)
+                p.send_signal(signal.SIGUSR1)
+            _wait_exit(p, timeout=8)
+            assert p.returncode == HANDOVER_EXIT
+            assert "stopping with 1 file(s) still being written" in \
+                m.log_text()
+            p = sd.start(_daemon_argv(device, mnt, log, opts), master.env)
+            procs.append(p)
+            m.pid = p.pid
+            sd.wait(lambda: sd.ready == 2 + n, "READY=1 after the restart")
+            assert _tell(w, "more") == "write EIO"
+            w.stdin.close()
+            assert w.stdout.readline().strip() == "close EIO"
+            assert w.wait(timeout=30) == 0
+            assert "was lost when the daemon restarted" in m.log_text()
+            assert not os.path.exists(path)
+            assert m.status()["space_used"] == used
         # Nobody holds the log lock: the CLI appends at once.
         master.famfs("creat", "-s", "2m", "-r", "-S", "3",
                      os.path.join(mnt, "after"), timeout=20)
