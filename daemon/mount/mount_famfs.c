@@ -38,6 +38,7 @@ struct settings {
 	char *role;	/* auto master client */
 	char *poll_ms;
 	char *readahead_kb;
+	char *writer_wait;
 	char *logfile;
 	char *fuse_dev;
 	char *splice; /* yes no: fallback reads spliced from an image file */
@@ -111,6 +112,20 @@ static bool valid(const char *key, const char *val)
 	return true;
 }
 
+/*
+ * Our numeric settings and the daemon's range for each; they are passed
+ * on as parsed (decimal), so the daemon reads what we checked.
+ */
+static const struct {
+	const char *key;
+	uint64_t max;
+} numbers[] = {
+	{ "poll_ms", 3600000 },
+	{ "readahead_kb", 65536 },
+	{ "writer_wait", 3600 },
+};
+#define NNUMBERS (sizeof(numbers) / sizeof(numbers[0]))
+
 /* One of our settings, from the config file or -o; false if not ours. */
 static bool set(struct settings *s, const char *key, const char *val,
 		const char *where)
@@ -121,21 +136,22 @@ static bool set(struct settings *s, const char *key, const char *val,
 		val = "1";
 	if (strcmp(key, "fallback") && strcmp(key, "role") &&
 	    strcmp(key, "poll_ms") && strcmp(key, "readahead_kb") &&
-	    strcmp(key, "debug") && strcmp(key, "suid") && strcmp(key, "dev") &&
+	    strcmp(key, "writer_wait") && strcmp(key, "debug") &&
+	    strcmp(key, "suid") && strcmp(key, "dev") &&
 	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
 	    strcmp(key, "shadow") && strcmp(key, "splice"))
 		return false;
-	if (val && (!strcmp(key, "poll_ms") || !strcmp(key, "readahead_kb"))) {
-		/* the daemon's ranges; stored as read, so never truncated */
-		uint64_t max = !strcmp(key, "poll_ms") ? 3600000 : 65536, v;
-		static char num[2][24];
-		char *buf = num[!strcmp(key, "poll_ms")];
+	for (size_t i = 0; val && i < NNUMBERS; i++) {
+		static char num[NNUMBERS][24];
+		uint64_t v;
 
-		if (famfs_parse_number(val, 0, max, &v))
+		if (strcmp(key, numbers[i].key))
+			continue;
+		if (famfs_parse_number(val, 0, numbers[i].max, &v))
 			fail("%s: bad value for %s: %s", where, key,
 			     famfs_errmsg());
-		snprintf(buf, sizeof(num[0]), "%llu", (unsigned long long)v);
-		val = buf;
+		snprintf(num[i], sizeof(num[i]), "%llu", (unsigned long long)v);
+		val = num[i];
 	}
 	if (!val || !valid(key, val))
 		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
@@ -159,6 +175,8 @@ static bool set(struct settings *s, const char *key, const char *val,
 		replace(&s->poll_ms, val);
 	else if (!strcmp(key, "readahead_kb"))
 		replace(&s->readahead_kb, val);
+	else if (!strcmp(key, "writer_wait"))
+		replace(&s->writer_wait, val);
 	else if (!strcmp(key, "logfile"))
 		replace(&s->logfile, val);
 	else if (!strcmp(key, "fuse_dev"))
@@ -405,8 +423,8 @@ static void usage(void)
 	       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
 	       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
 	       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
-	       "      readahead_kb=N splice=yes|no logfile=PATH fuse_dev=PATH (shadow=\n"
-	       "      is accepted and ignored)\n"
+	       "      readahead_kb=N writer_wait=SECONDS splice=yes|no logfile=PATH\n"
+	       "      fuse_dev=PATH (shadow= is accepted and ignored)\n"
 	       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
 	       prog, prog, CONF_DEFAULT);
 }
@@ -507,6 +525,8 @@ static char *daemon_options(const struct settings *s, const char *dev)
 		append(&opts, "poll_ms", s->poll_ms);
 	if (s->readahead_kb)
 		append(&opts, "readahead_kb", s->readahead_kb);
+	if (s->writer_wait)
+		append(&opts, "writer_wait", s->writer_wait);
 	if (s->logfile)
 		append(&opts, "logfile", s->logfile);
 	if (s->fuse_dev)

@@ -65,3 +65,16 @@ def test_conf_naming_a_directory_is_an_error(master, device, tmp_path):
     assert p.returncode == 32
     assert p.stderr == "mount.famfs: cannot read %s: Is a directory\n" % d, \
         p.stderr
+
+
+def test_writer_wait_is_passed_on_as_read_and_checked(master, device,
+                                                      tmp_path):
+    # how long a stop waits for files being written (famfs-fused(8))
+    p, _ = _fake_mount(master, device, tmp_path, "writer_wait = 0x1e\n")
+    assert p.returncode == 0, p.stderr
+    assert re.search(r",writer_wait=30[ ,]", p.stderr), p.stderr
+    p, conf = _fake_mount(master, device, tmp_path, "writer_wait = 3601\n")
+    assert p.returncode == 32
+    assert p.stderr == ('mount.famfs: %s:1: bad value for writer_wait: '
+                        '"3601" is too large (at most 3600)\n' % conf), \
+        p.stderr
