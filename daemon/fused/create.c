@@ -153,6 +153,11 @@ static void hold_mount(struct fused *fs)
 			  fs->mountpoint, strerror(errno));
 }
 
+int fused_pending_tree(void)
+{
+	return mount_hold;
+}
+
 void fused_pending_idle(struct fused *fs)
 {
 	if (fs->pending || mount_hold < 0)

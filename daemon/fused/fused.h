@@ -282,8 +282,6 @@ void fused_metamap_watch(struct fused *fs);
 void fused_metamap_end(void);
 /* The last pending file is logged or dropped: let go, if lingering. */
 void fused_metamap_pending_done(struct fused *fs);
-/* Our kept clone of the mount (a directory fd), or -1: none (6.12). */
-int fused_metamap_tree(void);
 /* A detached clone of our mount that only we hold (an fd), or -1, errno */
 int fused_mount_clone(const struct fused *fs);
 

@@ -17,10 +17,8 @@
  * is no log to re-read: refreshes wait.
  *
  * The files are open in the clone, not in the mount everyone sees, so
- * umount(8) of that one is not refused as busy. The clone is kept too:
- * stage.c opens its hidden files there, also after the umount. It keeps
- * the file system alive, though, and the kernel would never end the
- * connection: we watch the mount table and let go of it all when our
+ * umount(8) of that one is not refused as busy. They keep the file system
+ * alive, though, and the kernel would never end the connection: we watch the mount table and let go of it all when our
  * mount leaves it (fused_metamap_watch()); the connection then ends as
  * usual. umount(8) does not wait for us, so files written through the
  * mount and closed just before it may not be logged yet: then we let go
@@ -66,13 +64,10 @@ static struct {
 	char err[2 * PATH_MAX + 256];
 	struct famfs_dev dev;
 	int sbfd, logfd; /* copies for the fd store */
-	int tree;
-} job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1, .tree = -1};
+} job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1};
 
 static int mountinfo_fd = -1;
 static char mount_devno[32];
-/* our clone of the mount, kept with the mapping; read by stage.c */
-static int mount_tree = -1;
 /* our mount is gone, files not yet logged keep the mapping */
 static bool lingering;
 /* the log lock, held from then until the connection is closed */
@@ -132,9 +127,8 @@ const char *fused_metamap_handoff(struct fused *fs)
 
 /* The loop's mapping of @dev is ours now; its fds go to the fd store. */
 static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
-		    int logfd, int tree)
+		    int logfd)
 {
-	mount_tree = tree;
 	move_members(dev, &fs->dev);
 	fs->dev = *dev;
 	fs->sb_copy = *dev->sb;
@@ -157,7 +151,7 @@ const char *fused_metamap_adopt(struct fused *fs)
 		return famfs_errmsg();
 	fs->meta_via_mount = true;
 	/* the fd store has them still; the mount is in the table now */
-	install(fs, &dev, -1, -1, fused_mount_clone(fs));
+	install(fs, &dev, -1, -1);
 	return NULL;
 }
 
@@ -208,10 +202,8 @@ static void *map_thread(void *arg)
 				"cannot map the superblock and log through the mount at %s: %s",
 				fs->mountpoint, famfs_errmsg());
 	}
-	if (tree >= 0 && job.rc)
-		close(tree);
-	else
-		job.tree = tree;
+	if (tree >= 0)
+		close(tree); /* the open files hold the mount */
 	if (write(job.wake[1], "", 1) < 0) {
 		/* the loop is gone: nobody to tell */
 	}
@@ -262,7 +254,6 @@ void fused_metamap_finish(struct fused *fs)
 	job.wake[0] = job.wake[1] = -1;
 	if (!job.rc && !same_fs(&fs->sb_copy, job.dev.sb)) {
 		famfs_dev_close(&job.dev);
-		close(job.tree);
 		job.rc = -ESTALE;
 		snprintf(
 			job.err, sizeof(job.err),
@@ -278,7 +269,7 @@ void fused_metamap_finish(struct fused *fs)
 		fuse_session_exit(fs->se);
 		return;
 	}
-	install(fs, &job.dev, job.sbfd, job.logfd, job.tree);
+	install(fs, &job.dev, job.sbfd, job.logfd);
 	close(job.sbfd);
 	close(job.logfd);
 	/* Entries logged while we mounted. */
@@ -294,12 +285,7 @@ int fused_metamap_watch_fd(void)
 	return mountinfo_fd;
 }
 
-int fused_metamap_tree(void)
-{
-	return mount_tree;
-}
-
-/* Let go of the clone and the mapping: the connection then ends. */
+/* Let go of the mapping: the connection then ends. */
 static void let_go(struct fused *fs)
 {
 	close(mountinfo_fd);
@@ -316,9 +302,6 @@ static void let_go(struct fused *fs)
 		exit_lock = famfs_dev_hold_writers(fs->devpath);
 	}
 	fused_takeover_forget_meta();
-	if (mount_tree >= 0)
-		close(mount_tree);
-	mount_tree = -1;
 	famfs_dev_close(&fs->dev);
 	fs->dev.sb = &fs->sb_copy;
 	fused_devloss_arm(fs);

@@ -50,6 +50,11 @@ static inline uint64_t fused_pending_page_end(const struct fused_pending *p)
 
 /* Log @p as one FILE entry unless @rc (then give its memory back); free it. */
 void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc);
+/*
+ * The clone of our mount held while any file is pending (a directory fd),
+ * or -1 if it could not be made.
+ */
+int fused_pending_tree(void);
 
 /* ---- stage.c ---- */
 /*

@@ -38,6 +38,7 @@ struct fused_stage {
 	uint64_t data_end; /* the pending file's size */
 	bool write_all;	   /* else only [data_end, size): preallocation */
 	int buf_fd;
+	int tree; /* create.c's clone of the mount, held while this is pending */
 	struct fused *fs;
 	pthread_t thread;
 	/* shared with the thread */
@@ -106,11 +107,11 @@ static void *stage_thread(void *arg)
 	struct fused_stage *s = arg;
 	char path[64];
 	struct stat st, root;
-	int tree = fused_metamap_tree(), own = -1, fd = -1, rc = 0;
+	int tree = s->tree, own = -1, fd = -1, rc = 0;
 
 	__atomic_store_n(&s->tid, (int)gettid(), __ATOMIC_RELEASE);
 	snprintf(path, sizeof(path), "%s/%s", FUSED_META_DIR, s->name);
-	/* metamap.c's clone, which outlives every pending file; else our own */
+	/* without create.c's clone (it could not be made), our own */
 	if (tree < 0)
 		tree = own = fused_mount_clone(s->fs);
 	if (tree < 0) {
@@ -182,6 +183,7 @@ int fused_stage_start(struct fused *fs, struct fused_pending *p)
 	s->size = fused_pending_page_end(p);
 	s->write_all = p->written || p->scrub;
 	s->buf_fd = p->buf_fd;
+	s->tree = fused_pending_tree();
 	s->fs = fs;
 	p->stage = s;
 	rc = -pthread_create(&s->thread, NULL, stage_thread, s);
