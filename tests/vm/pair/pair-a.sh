@@ -1,7 +1,7 @@
 # Guest A of the two-guest test, the master: makes the devdax namespace
 # and the famfs on the memory it shares with guest B and writes to it; B
 # checks what it sees (pair-b.sh; the steps match message by message).
-plan 52	# 47 checks, and one for each of the five files B watches
+plan 56	# 51 checks, and one for each of the five files B watches
 . /tests/pair.sh
 pair_init a
 
@@ -69,6 +69,19 @@ t "B has shared mapped" hear mapped
 t "pattern 42 into shared through A's mapping" fvt mwrite $M/shared 0 8m 42
 say rewritten
 t "B saw pattern 42" hear rewritten-seen
+
+# A copies a large file into its mount (the POSIX path: the daemon serves
+# it while it is written and logs it at its close) while B looks for it:
+# B must find nothing, then all of it, never a part.
+t "a 64 MiB source file" sh -c "head -c 67108864 /dev/urandom >/tmp/big"
+say copying "$(md5sum </tmp/big | cut -d' ' -f1) $(stat -c %s /tmp/big)"
+t "B is looking for big" hear looking
+t0=$(fvt now)
+t "cp of 64 MiB into the mount" cp /tmp/big $M/big
+measure "A's cp of 64 MiB into the mount took $(seconds_since $t0) s"
+say copied
+t "B never saw big in part" hear big-checked 300
+rm -f /tmp/big
 
 # A extends the log while B holds files open and mapped.
 t "B holds tree files mapped" hear holding

@@ -2,7 +2,7 @@
 # up, mounts A's famfs and checks what it sees against what A says it
 # wrote (pair-a.sh; the steps match message by message). B writes to the
 # shared memory only in the first exchange and as pcq's consumer.
-plan 66	# 61 checks, and one for each of the five files it watches
+plan 68	# 63 checks, and one for each of the five files it watches
 . /tests/pair.sh
 pair_init b
 
@@ -109,6 +109,39 @@ wait $wpid
 t "B's mapping showed 41, then A's new 42" sh -c "cat /tmp/watch; grep -q '41 ok, then seed 42 ok' /tmp/watch"
 t "read(2) on B shows 42 too" fvt check $M/shared 0 8m 42
 say rewritten-seen
+
+# A copies a large file into its mount. A file is logged whole at its
+# close, so B looks it up over and over while A writes it: absent, then
+# A's size and bytes the first time it is there.
+t "A is about to copy big" hear copying
+set -- $HEARD
+watch_big() {
+	local n=0 size
+	while [ ! -e $M/big ]; do
+		n=$((n + 1))
+	done
+	size=$(stat -c %s $M/big)
+	echo "absent $n times, then $size bytes (A's: $2)"
+	[ "$size" = "$2" ] && [ $n -gt 0 ] &&
+		[ "$(md5sum <$M/big | cut -d' ' -f1)" = "$1" ]
+}
+watch_big "$1" "$2" >/tmp/big.watch 2>&1 &
+bpid=$!
+say looking
+hear copied 300
+# logged at the release that follows A's close: give it a minute
+i=0
+while kill -0 $bpid 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill $bpid 2>/dev/null
+wait $bpid
+brc=$?
+t "big: absent while A copied it, then whole (size and md5 as A's)" \
+	sh -c "cat /tmp/big.watch; [ $brc -eq 0 ]"
+measure "B: $(head -n1 /tmp/big.watch)"
+say big-checked
 
 # B holds files open and mapped while A logs more; B's kernel keeps the
 # maps it has, its daemon learns the new entries, nothing maps outside
