@@ -13,7 +13,7 @@ t "nvdimm region present" wait_for /sys/bus/nd/devices/region0 10
 t "namespace0.0 devdax, struct pages in guest RAM (map=mem)" \
 	ndctl create-namespace -f -e namespace0.0 --mode=devdax --align=2M --map=mem
 t "/dev/dax0.0 appears" wait_for /dev/dax0.0 10
-t "famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load
+t "famfs_fuse loaded (dax0.0 on famfs_dax on 6.12)" famfs_load
 t "pattern written into dax0.0 for B" fvt mwrite /dev/dax0.0 0x10000000 2m 7
 say devdax "$(cat /sys/bus/dax/devices/dax0.0/size)"
 t "B saw the pattern" hear devdax-ok
