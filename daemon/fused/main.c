@@ -262,6 +262,17 @@ static bool upstream_opt(struct opts *o, const char *opt, const char *val)
 	return false;
 }
 
+/* The value of numeric option @opt, at most @max; else it dies saying so. */
+static unsigned int number_opt(const char *opt, const char *val, uint64_t max,
+			       const char *hint)
+{
+	uint64_t v;
+
+	if (famfs_parse_number(val, 0, max, &v))
+		die("bad %s: %s%s", opt, famfs_errmsg(), hint);
+	return (unsigned int)v;
+}
+
 static void parse_o(struct fused *fs, struct opts *o, char *list)
 {
 	char *save = NULL;
@@ -310,41 +321,24 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 			o->fallback = FALLBACK_YES;
 		else if (!strcmp(opt, "fallback") && val && !strcmp(val, "no"))
 			o->fallback = FALLBACK_NO;
-		else if (!strcmp(opt, "poll_ms") && val) {
-			uint64_t v;
-
-			if (famfs_parse_number(val, 0, 3600000, &v))
-				die("bad poll_ms: %s (0 turns polling off)",
-				    famfs_errmsg());
-			fs->poll_ms = (unsigned int)v;
-		} else if (!strcmp(opt, "readahead_kb") && val) {
-			uint64_t v;
-
-			if (famfs_parse_number(val, 0, 65536, &v))
-				die("bad readahead_kb: %s (0 keeps the kernel's)",
-				    famfs_errmsg());
-			fs->readahead_kb = (unsigned int)v;
-		} else if (!strcmp(opt, "writer_wait") && val) {
-			uint64_t v;
-
-			if (famfs_parse_number(val, 0, 3600, &v))
-				die("bad writer_wait: %s (seconds; 0 does not wait)",
-				    famfs_errmsg());
-			fs->writer_wait_s = (unsigned int)v;
-		} else if (!strcmp(opt, "splice") && val &&
+		else if (!strcmp(opt, "poll_ms") && val)
+			fs->poll_ms = number_opt(opt, val, 3600000,
+						 " (0 turns polling off)");
+		else if (!strcmp(opt, "readahead_kb") && val)
+			fs->readahead_kb = number_opt(opt, val, 65536,
+						      " (0 keeps the kernel's)");
+		else if (!strcmp(opt, "writer_wait") && val)
+			fs->writer_wait_s = number_opt(
+				opt, val, 3600, " (seconds; 0 does not wait)");
+		else if (!strcmp(opt, "splice") && val &&
 			   (!strcmp(val, "yes") || !strcmp(val, "no")))
 			fs->splice_allowed = val[0] == 'y';
 		else if (!strcmp(opt, "logfile") && val)
 			o->logfile = val;
 		else if (!strcmp(opt, "fuse_dev") && val)
 			snprintf(fs->fuse_dev, sizeof(fs->fuse_dev), "%s", val);
-		else if (!strcmp(opt, "ready_fd") && val) {
-			uint64_t v;
-
-			if (famfs_parse_number(val, 0, INT_MAX, &v))
-				die("bad ready_fd: %s", famfs_errmsg());
-			fs->ready_fd = (int)v;
-		}
+		else if (!strcmp(opt, "ready_fd") && val)
+			fs->ready_fd = (int)number_opt(opt, val, INT_MAX, "");
 		else
 			die("unknown option '%s%s%s'", opt, val ? "=" : "",
 			    val ? val : "");
