@@ -354,15 +354,10 @@ def test_a_restart_keeps_every_device(tmp_path, master, three, mounts):
     """A daemon restart that keeps the mount (takeover): the successor
     finds every device again by uuid, also one added on the live mount
     just before, and files across them read on unchanged."""
-    from test_restart import (HANDOVER_EXIT, FakeSystemd, _daemon_argv,
-                              _end_all, _first_daemon, _wait_exit)
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    try:
-        m, p = _first_daemon(sd, master, three[0], mnt, log, mounts)
-        procs.append(p)
+    from test_restart import HANDOVER_EXIT, Service, _wait_exit
+    with Service(tmp_path, master, three[0], mounts) as svc:
+        mnt = svc.mnt
+        m, p = svc.first()
         striped = os.path.join(mnt, "striped")
         master.famfs("creat", "-s", "12m", "-N", "3", "-C", "2m", "-r",
                      "-S", "4", striped)
@@ -376,10 +371,7 @@ def test_a_restart_keeps_every_device(tmp_path, master, three, mounts):
         p.send_signal(signal.SIGUSR1)
         _wait_exit(p)
         assert p.returncode == HANDOVER_EXIT
-        p = sd.start(_daemon_argv(three[0], mnt, log), master.env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 2, "READY=1 after the restart")
+        p = svc.successor(2)
         st = m.status()
         assert (st["takeovers"], st["devices"], st["devices_missing"]) == \
             ("1", "4", "0"), st
@@ -396,5 +388,3 @@ def test_a_restart_keeps_every_device(tmp_path, master, three, mounts):
         master.famfs("verify", "-S", "5", "-f", wide)
         r = json.loads(master.famfs("fsck", "--json", mnt).stdout)
         assert r["status"] == "clean" and len(r["devices"]) == 4
-    finally:
-        _end_all(procs, sd)

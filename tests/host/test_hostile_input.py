@@ -498,16 +498,13 @@ def test_repair_never_drops_intact_entries_for_a_superblock_size(
 def _handed_over(tmp_path, master, device, mounts):
     """A daemon that stored its connection and state, then handed over
     (exit 75): what the fd store holds for the next daemon."""
-    from test_restart import (FakeSystemd, HANDOVER_EXIT, _first_daemon,
-                              _wait_exit)
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+    from test_restart import HANDOVER_EXIT, Service, _wait_exit
+    svc = Service(tmp_path, master, device, mounts)
+    m, p = svc.first()
     p.send_signal(signal.SIGUSR1)
     _wait_exit(p)
     assert p.returncode == HANDOVER_EXIT
-    return sd, m, mnt, log
+    return svc.sd, m, svc.mnt, svc.log
 
 
 def _next_daemon(sd, m, master, device, mnt, log):

@@ -221,31 +221,68 @@ def _wait_exit(p, timeout=20):
         raise AssertionError("daemon %d did not exit" % p.pid)
 
 
-def _first_daemon(sd, master, device, mnt, log, mounts, env=None):
-    os.makedirs(mnt, exist_ok=True)
-    m = fh.Mount(master, device, mnt, log)
-    mounts.append(m)
-    p = sd.start(_daemon_argv(device, mnt, log), env or master.env)
-    m.pid = p.pid
-    sd.wait(lambda: sd.ready == 1 and len(sd.store) == 2,
-            "READY=1 and two stored fds (famfs-conn, famfs-state)")
-    assert sorted(sd.store) == ["famfs-conn", "famfs-state"]
-    return m, p
+class Service:
+    """A mount's daemons as its systemd unit runs them, for one test: the
+    fake notify socket and fd store (sd), what the test starts or opens
+    (procs), all of it ended on leaving the with-block (_end_all)."""
+
+    def __init__(self, tmp_path, host, device, mounts, env=None):
+        self.mnt = str(tmp_path / "mnt")
+        self.log = str(tmp_path / "fused.log")
+        self.host, self.device, self.mounts = host, device, mounts
+        self.env = env or host.env
+        self.sd = FakeSystemd(str(tmp_path / "notify"))
+        self.procs = []
+        self.m = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _end_all(self.procs, self.sd)
+
+    def first(self, env=None):
+        """The first daemon: it mounts and stores its connection."""
+        if env:
+            self.env = env
+        os.makedirs(self.mnt, exist_ok=True)
+        self.m = fh.Mount(self.host, self.device, self.mnt, self.log)
+        self.mounts.append(self.m)
+        p = self.start()
+        self.m.pid = p.pid
+        self.sd.wait(lambda: self.sd.ready == 1 and len(self.sd.store) == 2,
+                     "READY=1 and two stored fds (famfs-conn, famfs-state)")
+        assert sorted(self.sd.store) == ["famfs-conn", "famfs-state"]
+        return self.m, p
+
+    def start(self, opts=""):
+        """The next daemon, given what is stored, as systemd starts it."""
+        p = self.sd.start(_daemon_argv(self.device, self.mnt, self.log,
+                                       opts), self.env)
+        self.procs.append(p)
+        return p
+
+    def successor(self, ready, opts="", stored=False):
+        """The next daemon, once it has said READY=1 (the @ready-th time),
+        and with @stored, stored a connection of its own."""
+        p = self.start(opts)
+        self.m.pid = p.pid
+        self.sd.wait(lambda: self.sd.ready == ready and
+                     (not stored or len(self.sd.store) == 2),
+                     "READY=1 (%d)%s" % (ready, " and a new connection "
+                                         "stored" if stored else ""))
+        return p
 
 
 def test_restart_keeps_mount(tmp_path, master, device, mounts):
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    load = None
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
-        procs.append(p)
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd = svc.mnt, svc.sd
+        m, p = svc.first()
         held = os.path.join(mnt, "held")
         master.famfs("creat", "-s", "2m", "-r", "-S", "7", held)
         mid = mount_id(mnt)
         load = Load(master, mnt, held)
+        svc.procs.append(load.stop.set)
         load.start()
         time.sleep(0.3)
         kills = {5, 12, 19}
@@ -260,11 +297,7 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
             if not kill:
                 assert p.returncode == HANDOVER_EXIT, (
                     p.returncode, p.stderr.read())
-            ready = sd.ready
-            p = sd.start(_daemon_argv(device, mnt, log), master.env)
-            procs.append(p)
-            m.pid = p.pid
-            sd.wait(lambda: sd.ready > ready, "READY=1 after restart %d" % i)
+            p = svc.successor(sd.ready + 1)
             windows.append((t0, time.monotonic()))
             starts.append(windows[-1][1] - exited)
             assert mount_id(mnt) == mid, "restart %d: the mount changed" % i
@@ -308,29 +341,24 @@ def test_restart_keeps_mount(tmp_path, master, device, mounts):
         assert p.returncode == 0
         sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
         assert mount_id(mnt) is None
-    finally:
-        if load:
-            load.stop.set()
-        for q in procs:
-            if q.poll() is None:
-                q.kill()
-                q.wait()
-        sd.close()  # ends a connection nobody serves: nothing hangs
 
 
 def _end_all(procs, sd):
-    """What a test leaves: its open fds (ints) closed, its processes still
-    running killed, and the fake systemd closed before they are waited
-    for: a writer killed with a file of a connection nobody serves waits
-    in its close for that connection to end."""
+    """What a test leaves: what it asked to be told (callables) told, its
+    open fds (ints) closed, its processes still running killed, and the
+    fake systemd closed before they are waited for: a writer killed with
+    a file of a connection nobody serves waits in its close for that
+    connection to end."""
     for q in procs:
-        if isinstance(q, int):
+        if callable(q):
+            q()
+        elif isinstance(q, int):
             os.close(q)
         elif q.poll() is None:
             q.kill()
     sd.close()
     for q in procs:
-        if not isinstance(q, int):
+        if isinstance(q, subprocess.Popen):
             q.wait()
 
 
@@ -339,24 +367,16 @@ def _poke_state(sd, off, value):
 
 
 def _remounts_with(tmp_path, master, device, mounts, off, value, why):
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
-        procs.append(p)
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        m, p = svc.first()
         old = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
         procs.append(old)
         p.send_signal(signal.SIGUSR1)
         _wait_exit(p)
         assert p.returncode == HANDOVER_EXIT
         _poke_state(sd, off, value)
-        p = sd.start(_daemon_argv(device, mnt, log), master.env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 2 and len(sd.store) == 2,
-                "READY=1 and a new connection stored")
+        p = svc.successor(2, stored=True)
         assert re.search(why, m.log_text()), m.log_text()
         assert "mounting anew" in m.log_text()
         # A new mount (mount ids are reused: the old mount's files tell):
@@ -371,13 +391,8 @@ def _remounts_with(tmp_path, master, device, mounts, off, value, why):
         p.send_signal(signal.SIGUSR1)
         _wait_exit(p)
         assert p.returncode == HANDOVER_EXIT
-        p = sd.start(_daemon_argv(device, mnt, log), master.env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 3, "READY=1 after the next restart")
+        p = svc.successor(3)
         assert m.status()["takeovers"] == "1"
-    finally:
-        _end_all(procs, sd)
 
 
 def test_three_failed_adoptions_remount(tmp_path, master, device, mounts):
@@ -393,22 +408,14 @@ def test_incompatible_state_remounts(tmp_path, master, device, mounts):
 def test_umount_empties_store(tmp_path, master, device, mounts):
     # umount(8) ends the session: the daemon exits and takes its
     # connection out of the store, so none is left without a daemon.
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    p = None
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd = svc.mnt, svc.sd
+        m, p = svc.first()
         subprocess.run(["umount", mnt], check=True)
         _wait_exit(p)
         assert p.returncode == 0
         sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
         assert mount_id(mnt) is None
-    finally:
-        if p and p.poll() is None:
-            p.kill()
-            p.wait()
-        sd.close()
 
 
 def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
@@ -417,14 +424,11 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
     # asks it over D-Bus for its unit's job. A fake systemd on a private
     # bus answers "restart" (keep the mount, leave the connection stored),
     # then "stop" (unmount, empty the store).
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
     jobfile = tmp_path / "jobtype"
     ready = str(tmp_path / "bus-ready")
     jobfile.write_text("restart\n")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    try:
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork",
                                 "--nopidfile", "--print-address=1"],
                                stdout=subprocess.PIPE,
@@ -441,9 +445,7 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
                 break
             time.sleep(0.05)
         assert os.path.exists(ready), "the fake systemd never came up"
-        env = dict(master.env, DBUS_SYSTEM_BUS_ADDRESS=addr)
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts, env)
-        procs.append(p)
+        m, p = svc.first(dict(master.env, DBUS_SYSTEM_BUS_ADDRESS=addr))
         mid = mount_id(mnt)
         p.send_signal(signal.SIGTERM)
         _wait_exit(p)
@@ -451,10 +453,7 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
         assert mount_id(mnt) == mid, "a restart job unmounted"
         assert sorted(sd.store) == ["famfs-conn", "famfs-state"]
         assert "stays in the service manager's fd store" in m.log_text()
-        p = sd.start(_daemon_argv(device, mnt, log), env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 2, "READY=1 from the next daemon")
+        p = svc.successor(2)
         assert m.status()["takeovers"] == "1"
         assert mount_id(mnt) == mid
         jobfile.write_text("stop\n")
@@ -463,8 +462,6 @@ def test_sigterm_restart_job_keeps_mount_stop_job_unmounts(tmp_path, master,
         assert p.returncode == 0
         sd.wait(lambda: not sd.store, "FDSTOREREMOVE of both fds")
         assert mount_id(mnt) is None
-    finally:
-        _end_all(procs, sd)
 
 
 # A writer in a process of its own: a daemon started from this one would
@@ -516,13 +513,9 @@ def test_a_restart_waits_for_a_file_being_written(tmp_path, master, device,
     serves meanwhile (its writer's writes, a new file of another
     process), leaves as soon as the file is logged, and the next daemon
     serves it whole."""
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
-        procs.append(p)
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        m, p = svc.first()
         mid = mount_id(mnt)
         path = os.path.join(mnt, "slow")
         w = _writer(path, procs)
@@ -539,10 +532,7 @@ def test_a_restart_waits_for_a_file_being_written(tmp_path, master, device,
         assert w.stdout.readline().strip() == "close ok"
         _wait_exit(p)
         assert p.returncode == HANDOVER_EXIT
-        p = sd.start(_daemon_argv(device, mnt, log), master.env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 2, "READY=1 after the restart")
+        p = svc.successor(2)
         assert mount_id(mnt) == mid
         assert m.status()["takeovers"] == "1"
         with open(path, "rb") as f:
@@ -564,8 +554,6 @@ def test_a_restart_waits_for_a_file_being_written(tmp_path, master, device,
         m.mount()
         with open(os.path.join(mnt, "last"), "rb") as f:
             assert f.read() == b"x" * (3 << 20)
-    finally:
-        _end_all(procs, sd)
 
 
 def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
@@ -575,13 +563,9 @@ def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
     and its close fail with EIO (not a hang, not a file cut short), the
     name is not logged, its memory is free and the log lock is not left
     held."""
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
-        procs.append(p)
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        m, p = svc.first()
         used = m.status()["space_used"]
         for n, (nudge, opts) in enumerate([(True, ",writer_wait=0"),
                                            (False, "")]):
@@ -596,10 +580,7 @@ def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
             assert p.returncode == HANDOVER_EXIT
             assert "stopping with 1 file(s) still being written" in \
                 m.log_text()
-            p = sd.start(_daemon_argv(device, mnt, log, opts), master.env)
-            procs.append(p)
-            m.pid = p.pid
-            sd.wait(lambda: sd.ready == 2 + n, "READY=1 after the restart")
+            p = svc.successor(2 + n, opts)
             assert _tell(w, "more") == "write EIO"
             w.stdin.close()
             assert w.stdout.readline().strip() == "close EIO"
@@ -611,20 +592,14 @@ def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
         master.famfs("creat", "-s", "2m", "-r", "-S", "3",
                      os.path.join(mnt, "after"), timeout=20)
         master.famfs("verify", "-S", "3", "-f", os.path.join(mnt, "after"))
-    finally:
-        _end_all(procs, sd)
 
 
 def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
     # umount(8) between two daemons ends the stored connection: the next
     # daemon sees that, says so and mounts anew instead of waiting on it.
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
-        procs.append(p)
+    with Service(tmp_path, master, device, mounts) as svc:
+        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        m, p = svc.first()
         p.send_signal(signal.SIGUSR1)
         _wait_exit(p)
         assert p.returncode == HANDOVER_EXIT
@@ -633,17 +608,11 @@ def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
         libc = ctypes.CDLL(None, use_errno=True)
         assert libc.umount2(mnt.encode(), 0) == 0, os.strerror(
             ctypes.get_errno())
-        p = sd.start(_daemon_argv(device, mnt, log), master.env)
-        procs.append(p)
-        m.pid = p.pid
-        sd.wait(lambda: sd.ready == 2 and len(sd.store) == 2,
-                "READY=1 and a new connection stored")
+        p = svc.successor(2, stored=True)
         assert "the connection has ended (unmounted); mounting anew" in \
             m.log_text(), m.log_text()
         assert mount_id(mnt) is not None
         assert m.status()["takeovers"] == "0"
-    finally:
-        _end_all(procs, sd)
 
 
 def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
@@ -653,10 +622,8 @@ def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
     in the kept state: one such death is followed by a good takeover,
     three in a row make the next daemon mount anew instead of adopting
     the connection again."""
-    mnt = str(tmp_path / "mnt")
-    log = str(tmp_path / "fused.log")
-    sd = FakeSystemd(str(tmp_path / "notify"))
-    procs = []
+    svc = Service(tmp_path, master, device, mounts)
+    mnt, sd, procs = svc.mnt, svc.sd, svc.procs
 
     def failed_count():
         return struct.unpack_from(
@@ -668,24 +635,15 @@ def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
         try:
             with open(device, "wb") as f:
                 f.truncate(64 * fh.MiB)
-            q = sd.start(_daemon_argv(device, mnt, log), master.env)
-            procs.append(q)
+            q = svc.start()
             _wait_exit(q)
             assert q.returncode == 1, q.returncode
             assert "not a famfs" in q.stderr.read() + m.log_text()
         finally:
             os.replace(device + ".away", device)
 
-    def successor(ready):
-        q = sd.start(_daemon_argv(device, mnt, log), master.env)
-        procs.append(q)
-        m.pid = q.pid
-        sd.wait(lambda: sd.ready == ready, "READY=1 from the successor")
-        return q
-
-    try:
-        m, p = _first_daemon(sd, master, device, mnt, log, mounts)
-        procs.append(p)
+    with svc:
+        m, p = svc.first()
         f = os.path.join(mnt, "f")
         master.famfs("creat", "-s", "2m", "-r", "-S", "9", f)
         mid = mount_id(mnt)
@@ -697,7 +655,7 @@ def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
         assert failed_count() == 0
         dying_successor()
         assert failed_count() == 1
-        p = successor(2)
+        p = svc.successor(2)
         assert m.status()["takeovers"] == "1"
         assert failed_count() == 0, "a good takeover resets the count"
         assert mount_id(mnt) == mid
@@ -708,7 +666,7 @@ def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
         for n in (1, 2, 3):
             dying_successor()
             assert failed_count() == n
-        p = successor(3)
+        p = svc.successor(3)
         assert "3 takeovers in a row failed" in m.log_text(), m.log_text()
         assert "mounting anew" in m.log_text()
         assert m.status()["takeovers"] == "0"
@@ -716,5 +674,3 @@ def test_daemons_dying_mid_takeover_are_counted(tmp_path, master, device,
             os.listdir(held)  # the old connection was ended, not adopted
         assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED)
         master.famfs("verify", "-S", "9", "-f", f)
-    finally:
-        _end_all(procs, sd)
