@@ -78,3 +78,21 @@ def test_writer_wait_is_passed_on_as_read_and_checked(master, device,
     assert p.stderr == ('mount.famfs: %s:1: bad value for writer_wait: '
                         '"3601" is too large (at most 3600)\n' % conf), \
         p.stderr
+
+
+def test_the_daemon_checks_its_numeric_options(master, device, tmp_path):
+    # famfs-fused started by hand: each number is checked before anything
+    # is opened or mounted, and the message names the option and its range
+    mnt = str(tmp_path / "mnt")
+    os.makedirs(mnt, exist_ok=True)
+    for opt, bad, why in (("writer_wait", "3601", "is too large (at most 3600)"),
+                          ("poll_ms", "-1", "is not a number"),
+                          ("readahead_kb", "65537",
+                           "is too large (at most 65536)"),
+                          ("ready_fd", "2147483648",
+                           "is too large (at most 2147483647)")):
+        p = fh.run([fh.FUSED, "-f", "-o", "%s=%s" % (opt, bad), device, mnt],
+                   env=master.env, check=False)
+        assert p.returncode == 1, (opt, p.stderr)
+        assert 'bad %s: "%s" %s' % (opt, bad, why) in p.stderr, p.stderr
+        assert not fh.mounts_at(mnt)
