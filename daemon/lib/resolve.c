@@ -13,14 +13,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "internal.h"
+
+/* How long a mount's daemon may take to answer a read of its superblock. */
+#define MOUNT_ANSWER_S 2
 
 #define DEVMAP_DEFAULT "/var/lib/famfs/devices"
 
@@ -472,18 +477,129 @@ struct primary_search {
 	size_t len;
 };
 
+/* The primary superblock of node @path, if we may read it as it is. */
+static bool node_sb(const char *path, struct famfs_omf_superblock *sb)
+{
+	struct famfs_dev dev;
+	char driver[64];
+	struct stat st;
+	bool ok;
+
+	if (stat(path, &st) < 0 || !trusted(&st) ||
+	    famfs_dax_driver(path, driver, sizeof(driver)) ||
+	    !readable_driver(driver) ||
+	    famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &dev))
+		return false;
+	famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
+	ok = !famfs_sb_check(dev.sb, dev.size);
+	if (ok)
+		*sb = *dev.sb;
+	famfs_dev_close(&dev);
+	return ok;
+}
+
+/* The superblock of a mount's source, read without the mount. */
+static bool source_sb(const char *src, struct famfs_omf_superblock *sb)
+{
+	struct stat st;
+
+	if (stat(src, &st) < 0)
+		return false;
+	if (S_ISREG(st.st_mode))
+		return trusted(&st) && !famfs_sb_read_file(src, sb);
+	return S_ISCHR(st.st_mode) && node_sb(src, sb);
+}
+
+/*
+ * A read through a mount, on a thread of its own: the mount's daemon may
+ * be stopped, hung or between two daemons, and the read would wait as
+ * long. Whichever of the two lets go last frees it; a read still waiting
+ * when the process exits is ended by that exit.
+ */
+struct mount_read {
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	int refs;
+	bool done;
+	ssize_t got;
+	char path[PATH_MAX + 32];
+	struct famfs_omf_superblock sb;
+};
+
+static void mount_read_put(struct mount_read *r)
+{
+	bool last = --r->refs == 0;
+
+	pthread_mutex_unlock(&r->lock);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->done_cond);
+	free(r);
+}
+
+static void *mount_reader(void *arg)
+{
+	struct mount_read *r = arg;
+	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 ? -1 : pread(fd, &r->sb, sizeof(r->sb), 0);
+
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&r->lock);
+	r->got = got;
+	r->done = true;
+	pthread_cond_signal(&r->done_cond);
+	mount_read_put(r);
+	return NULL;
+}
+
+/* @mnt's superblock, if its daemon answers within MOUNT_ANSWER_S. */
+static bool mount_sb(const char *mnt, struct famfs_omf_superblock *sb)
+{
+	struct mount_read *r = calloc(1, sizeof(*r));
+	struct timespec until;
+	pthread_t t;
+	bool ok;
+
+	if (!r)
+		return false;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->done_cond, NULL);
+	r->refs = 2;
+	snprintf(r->path, sizeof(r->path), "%s/.meta/.superblock", mnt);
+	if (pthread_create(&t, NULL, mount_reader, r)) {
+		pthread_mutex_lock(&r->lock);
+		r->refs = 1;
+		mount_read_put(r);
+		return false;
+	}
+	pthread_detach(t);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += MOUNT_ANSWER_S;
+	pthread_mutex_lock(&r->lock);
+	while (!r->done && !pthread_cond_timedwait(&r->done_cond, &r->lock,
+						   &until))
+		;
+	ok = r->done && r->got == (ssize_t)sizeof(*sb);
+	if (ok)
+		*sb = r->sb;
+	mount_read_put(r);
+	return ok;
+}
+
 /* A mount of it: its mount point */
 static bool primary_mounted(const struct famfs_mount_ent *m, void *arg)
 {
 	struct primary_search *ps = arg;
 	struct famfs_omf_superblock sb;
-	char p[PATH_MAX + 32];
 
 	if (!m->famfs || m->src[0] != '/')
 		return false;
-	snprintf(p, sizeof(p), "%s/.meta/.superblock", m->dir);
-	if (famfs_sb_read_file(p, &sb) ||
-	    memcmp(sb.fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN))
+	/* the source when we can read it: no daemon to wait for */
+	if (!source_sb(m->src, &sb) && !mount_sb(m->dir, &sb))
+		return false;
+	if (memcmp(sb.fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN))
 		return false;
 	snprintf(ps->path, ps->len, "%s", m->dir);
 	return true;
@@ -493,23 +609,13 @@ static bool primary_mounted(const struct famfs_mount_ent *m, void *arg)
 static bool primary_node(const char *path, void *arg)
 {
 	struct primary_search *ps = arg;
-	struct famfs_dev dev;
-	char driver[64];
-	struct stat st;
-	bool hit;
+	struct famfs_omf_superblock sb;
 
-	if (stat(path, &st) < 0 || !trusted(&st) ||
-	    famfs_dax_driver(path, driver, sizeof(driver)) ||
-	    !readable_driver(driver) ||
-	    famfs_dev_open(path, FAMFS_OPEN_NO_REBIND, &dev))
+	if (!node_sb(path, &sb) ||
+	    memcmp(sb.fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN))
 		return false;
-	famfs_dev_invalidate(&dev, dev.sb, sizeof(*dev.sb));
-	hit = !famfs_sb_check(dev.sb, dev.size) &&
-	      !memcmp(dev.sb->fs_uuid, ps->fs_uuid, FAMFS_UUID_LEN);
-	famfs_dev_close(&dev);
-	if (hit)
-		snprintf(ps->path, ps->len, "%s", path);
-	return hit;
+	snprintf(ps->path, ps->len, "%s", path);
+	return true;
 }
 
 int famfs_find_primary(const uint8_t fs_uuid[FAMFS_UUID_LEN], char *path,

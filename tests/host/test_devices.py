@@ -388,3 +388,42 @@ def test_a_restart_keeps_every_device(tmp_path, master, three, mounts):
         master.famfs("verify", "-S", "5", "-f", wide)
         r = json.loads(master.famfs("fsck", "--json", mnt).stdout)
         assert r["status"] == "clean" and len(r["devices"]) == 4
+
+
+def test_fsck_of_a_secondary_never_waits_on_a_silent_mount(tmp_path, master,
+                                                            three, mounts):
+    """fsck of a secondary names what to check instead, a mount of its
+    file system among them. It reads each mount's source where it can,
+    and through a mount whose source it cannot read waits for the daemon
+    a bounded time: a stopped daemon (or one between two daemons) never
+    holds it."""
+    import time
+    m = _mounted(master, three[0], tmp_path, "mnt", mounts)
+    away = three[0] + ".away"
+
+    def fsck_secondary(bound):
+        t0 = time.monotonic()
+        p = master.famfs("fsck", three[1], check=False, timeout=30)
+        took = time.monotonic() - t0
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "secondary device" in p.stdout, p.stdout
+        assert took < bound, "fsck took %.1f s" % took
+        return p.stdout
+
+    os.kill(m.pid, signal.SIGSTOP)
+    try:
+        # the source, an image, is read: the stopped daemon is not asked
+        out = fsck_secondary(10)
+        assert "famfs fsck %s" % m.mnt in out, out
+        # its source gone: through the mount, which does not answer
+        os.rename(three[0], away)
+        out = fsck_secondary(15)
+        assert "famfs fsck %s" % m.mnt not in out, out
+        assert "no primary device of famfs" in out, out
+    finally:
+        os.kill(m.pid, signal.SIGCONT)
+    # the daemon answers again: through the mount, the source still gone
+    out = fsck_secondary(15)
+    assert "famfs fsck %s" % m.mnt in out, out
+    os.rename(away, three[0])
+    assert m.status()["devices_missing"] == "0"
