@@ -54,6 +54,7 @@ struct fused {
 	/* how we were started */
 	char devpath[PATH_MAX];
 	char mountpoint[PATH_MAX];
+	char mount_devno[32]; /* "major:minor" of our mount, once INIT is done */
 	char fuse_dev[PATH_MAX];
 	unsigned int poll_ms;
 	unsigned int readahead_kb;

@@ -607,13 +607,13 @@ static void daemonize(struct fused *fs)
  */
 static void tune_readahead(struct fused *fs)
 {
-	char path[128], devno[64];
+	char path[128];
 	FILE *f;
 
-	if (!fs->readahead_kb ||
-	    !famfs_mount_devno(fs->mountpoint, devno, sizeof(devno)))
+	if (!fs->readahead_kb || !fs->mount_devno[0])
 		return;
-	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", devno);
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb",
+		 fs->mount_devno);
 	f = fopen(path, "w");
 	if (!f || fprintf(f, "%u\n", fs->readahead_kb) < 0)
 		fused_log(L_INFO, "cannot set %s: %s", path, strerror(errno));
@@ -724,6 +724,13 @@ static int serve(struct fused *fs)
 	n += 3;
 	pfd[n++] = (struct pollfd){ .fd = signal_pipe[0], .events = POLLIN };
 	while (!fuse_session_exited(fs->se)) {
+		if (fs->initialized && !tuned) {
+			/* the mount is in the table once INIT is answered */
+			famfs_mount_devno(fs->mountpoint, fs->mount_devno,
+					  sizeof(fs->mount_devno));
+			tune_readahead(fs);
+			tuned = true;
+		}
 		if (stop && may_leave(fs, &until)) {
 			fuse_session_exit(fs->se);
 			break;
@@ -781,10 +788,6 @@ static int serve(struct fused *fs)
 		fuse_session_process_buf(fs->se, &buf);
 		fused_pending_idle(fs);
 		res = 0;
-		if (fs->initialized && !tuned) {
-			tune_readahead(fs);
-			tuned = true;
-		}
 	}
 	free(buf.mem);
 	if (tfd >= 0)
@@ -912,6 +915,20 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 		    fs->mountpoint);
 }
 
+/*
+ * Is the top mount on our mount point ours? Before INIT (no mount_devno
+ * yet) it can only be the one we just made.
+ */
+static bool own_mount_on_top(struct fused *fs)
+{
+	char devno[sizeof(fs->mount_devno)];
+
+	if (!fs->mount_devno[0])
+		return true;
+	return famfs_mount_devno(fs->mountpoint, devno, sizeof(devno)) &&
+	       !strcmp(devno, fs->mount_devno);
+}
+
 /* After serving: hand the mount over, or take it down; the exit code. */
 static int finish(struct fused *fs, int res)
 {
@@ -922,11 +939,11 @@ static int finish(struct fused *fs, int res)
 
 	/*
 	 * A signal ends the loop with our mount still there: take it down.
-	 * After umount(8) the path may already hold someone else's mount,
-	 * so only a stop by signal, or a refusal at INIT, unmounts.
+	 * After umount(8), or a lazy one while files were still open, the
+	 * path may hold someone else's mount: only ours is unmounted.
 	 */
-	if ((stop || !fs->initialized) && umount2(fs->mountpoint, 0) < 0 &&
-	    errno == EBUSY)
+	if ((stop || !fs->initialized) && own_mount_on_top(fs) &&
+	    umount2(fs->mountpoint, 0) < 0 && errno == EBUSY)
 		umount2(fs->mountpoint, MNT_DETACH);
 	if (fs->ready_fd >= 0)
 		fused_ready(fs, "the mount ended before the kernel's INIT");

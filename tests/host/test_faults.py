@@ -431,3 +431,33 @@ def test_log_writes_stay_in_the_log(mnt, master):
         os.close(fd)
     assert around_end() == (tail, after)
     master.famfs("verify", "-S", "3", "-f", os.path.join(mnt.mnt, "first"))
+
+
+def test_a_stop_after_a_lazy_umount_leaves_the_next_mount_alone(mnt, master):
+    """umount -l while a file is being written leaves the file system to
+    its open files; a stop signal then waits for the file and takes down
+    the daemon's own mount only: whatever was mounted on the path since
+    (here a tmpfs) stays, and the file is logged."""
+    from test_restart import _writer
+    path = mnt.mnt
+    w = _writer(os.path.join(path, "late"), [])
+    try:
+        fh.run(["umount", "-l", path])
+        fh.run(["mount", "-t", "tmpfs", "famfs-test-next", path])
+        os.kill(mnt.pid, signal.SIGTERM)
+        time.sleep(0.3)
+        assert fh.alive(mnt.pid), "the stop left a file being written"
+        w.stdin.close()
+        assert w.stdout.readline().strip() == "close ok"
+        assert mnt.wait_daemon_exit(timeout=20)
+        top = fh.mounts_at(path)
+        assert top and top[-1]["fstype"] == "tmpfs", top
+    finally:
+        if w.poll() is None:
+            w.kill()
+        w.wait()
+        while any(m["fstype"] == "tmpfs" for m in fh.mounts_at(path)):
+            fh.run(["umount", path])
+    mnt.mount()
+    with open(os.path.join(path, "late"), "rb") as f:
+        assert f.read() == b"x" * (3 << 20)
