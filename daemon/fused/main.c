@@ -39,7 +39,7 @@
 #define FAMFS_FUSE_DEV "/dev/famfs-fuse"
 #define DEFAULT_POLL_MS 1000
 #define DEFAULT_READAHEAD_KB 1024 /* one max-size FUSE request */
-/* well inside systemd's default stop timeout (90 s) */
+/* well inside famfs@.service's stop timeout (30 s) */
 #define DEFAULT_WRITER_WAIT_S 10
 
 enum fallback { FALLBACK_AUTO, FALLBACK_YES, FALLBACK_NO };
@@ -675,7 +675,7 @@ static bool may_leave(struct fused *fs, uint64_t *until)
 	}
 	if (now < *until && nsignals < 2)
 		return false;
-	fused_log(L_WARN, "stopping with %llu file(s) still being written through %s: they are not logged, and their writers get EIO",
+	fused_log(L_WARN, "stopping with %llu file(s) still being written through %s: they are not logged, and their writers' next write or close fails",
 		  (unsigned long long)fs->npending, fs->mountpoint);
 	return true;
 }
