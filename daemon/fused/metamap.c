@@ -18,14 +18,15 @@
  *
  * The files are open in the clone, not in the mount everyone sees, so
  * umount(8) of that one is not refused as busy. They keep the file system
- * alive, though, and the kernel would never end the connection: we watch the mount table and let go of it all when our
- * mount leaves it (fused_metamap_watch()); the connection then ends as
- * usual. umount(8) does not wait for us, so files written through the
- * mount and closed just before it may not be logged yet: then we let go
- * once they are (fused_metamap_pending_done()). From then until our
- * connection is closed, which ends the kernel's claim on the device, we
- * hold the log lock, which a new mount waits for before it moves the
- * device (famfs_dev_wait_writers()): nobody unbinds it from under us.
+ * alive, though, and the kernel would never end the connection: we watch
+ * the mount table and let go of it all when our mount leaves it
+ * (fused_metamap_watch()); the connection then ends as usual. umount(8)
+ * does not wait for us, so files written through the mount and closed
+ * just before it may not be logged yet: then we let go once they are
+ * (fused_metamap_pending_done()). From then until our connection is
+ * closed, which ends the kernel's claim on the device, we hold the log
+ * lock, which a new mount waits for before it moves the device
+ * (famfs_dev_wait_writers()): nobody unbinds it from under us.
  *
  * A successor taking the connection over (takeover.c) can do neither: the
  * mount holds the device, and nobody serves the mount while it starts.

@@ -526,6 +526,7 @@ struct mount_read {
 	struct famfs_omf_superblock sb;
 };
 
+/* Drop one reference; called with r->lock held, which it releases. */
 static void mount_read_put(struct mount_read *r)
 {
 	bool last = --r->refs == 0;

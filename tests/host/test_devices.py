@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import stat
+import time
 
 import pytest
 
@@ -397,7 +398,6 @@ def test_fsck_of_a_secondary_never_waits_on_a_silent_mount(tmp_path, master,
     and through a mount whose source it cannot read waits for the daemon
     a bounded time: a stopped daemon (or one between two daemons) never
     holds it."""
-    import time
     m = _mounted(master, three[0], tmp_path, "mnt", mounts)
     away = three[0] + ".away"
 
