@@ -142,8 +142,7 @@ fallback_side devdax /dev/dax1.0 /mnt/fb fb
 # device through a hidden file at the close) and into the
 # guest's /tmp, the two sides alternating; a round's ratio is /tmp time /
 # famfs time (famfs speed as a fraction of /tmp's). The tar holds files
-# only: a directory's mode, which tar sets after its files, cannot change
-# once it is logged.
+# only, so the row counts file creations.
 POSIX_FILES=100 POSIX_CP_MIB=64 POSIX_ROUNDS=3
 # posix_time DIR: seconds of the tar -x and of the cp into DIR
 posix_time() {

@@ -268,6 +268,38 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_entry(req, &e);
 }
 
+int fused_set_dir(struct fused *fs, const struct famfs_node *dir,
+		const struct stat *attr, int to_set)
+{
+	uint32_t mode = to_set & FUSE_SET_ATTR_MODE ? attr->st_mode & 07777 :
+						      dir->mode;
+	uint32_t uid = to_set & FUSE_SET_ATTR_UID ? attr->st_uid : dir->uid;
+	uint32_t gid = to_set & FUSE_SET_ATTR_GID ? attr->st_gid : dir->gid;
+	char rel[FAMFS_PATH_LEN];
+	int rc;
+
+	/* The kernel checked who may (default_permissions). */
+	if (mode == dir->mode && uid == dir->uid && gid == dir->gid)
+		return 0; /* nothing to log */
+	if (fs->readonly || fs->data_ro)
+		return -EROFS;
+	if (fused_dev_lost(fs))
+		return -EIO;
+	famfs_ns_path(dir, rel, sizeof(rel));
+	rc = writer_hold(fs);
+	if (rc)
+		return rc;
+	rc = famfs_writer_set_dir(&fs->writer, rel, mode, uid, gid);
+	writer_drop(fs);
+	if (rc)
+		fused_log(L_ERR, "mode or owner of %s: %s", rel,
+			  famfs_errmsg());
+	else
+		fused_log(L_INFO, "%s: mode %04o, owner %u:%u logged", rel,
+			  mode, uid, gid);
+	return rc;
+}
+
 void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		  mode_t mode, struct fuse_file_info *fi)
 {

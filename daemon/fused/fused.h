@@ -299,6 +299,13 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 mode_t mode);
 void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		  mode_t mode, struct fuse_file_info *fi);
+/*
+ * chmod or chown of the logged directory @dir: one more MKDIR entry of its
+ * path with the new mode and owner (tar and cp -a as root set a
+ * directory's after its files). 0, or -errno.
+ */
+int fused_set_dir(struct fused *fs, const struct famfs_node *dir,
+		const struct stat *attr, int to_set);
 bool fused_is_pending(uint64_t ino);
 /*
  * -EIO, logged once per inode, for I/O on a file being written that a

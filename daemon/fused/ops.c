@@ -2,13 +2,13 @@
 /*
  * The FUSE operations. famfs is append-only and its metadata belongs to
  * the log, so everything that would change a logged file's size, owner or
- * mode, or take a name away, is refused here. mkdir and create on the
- * master append to the log (create.c); so does the famfs CLI, through
- * .meta/.log.
+ * mode, or take a name away, is refused here. mkdir, create and a chmod
+ * or chown of a directory on the master append to the log (create.c); so
+ * does the famfs CLI, through .meta/.log.
  *
  * Errors returned (documented in famfs-fused(8)):
  *   truncate / size change          EPERM  (logged files have a fixed size)
- *   chmod / chown                   EPERM  (the log owns the metadata)
+ *   chmod / chown of a logged file  EPERM  (its entry holds them)
  *   unlink rmdir rename link symlink EPERM (nothing is ever removed)
  *   mknod                           EPERM  (only files and directories)
  *   write past the end of a file    EFBIG  (logged files never grow)
@@ -752,6 +752,7 @@ static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			  int to_set, struct fuse_file_info *fi)
 {
 	struct fused *fs = fs_of(req);
+	const struct famfs_node *n;
 	struct stat st;
 	int rc = attr_of(fs, ino, &st);
 
@@ -778,8 +779,14 @@ static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	     (attr->st_mode & 07777) != (st.st_mode & 07777)) ||
 	    ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != st.st_uid) ||
 	    ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != st.st_gid)) {
-		fuse_reply_err(req, EPERM);
-		return;
+		/* a logged directory's may change; a file's is in its entry */
+		n = ino == FAMFS_ROOT_INO ? NULL : famfs_ns_get(&fs->ns, ino);
+		rc = n && n->is_dir ? fused_set_dir(fs, n, attr, to_set) : -EPERM;
+		if (rc) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+		attr_of(fs, ino, &st);
 	}
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }

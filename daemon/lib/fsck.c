@@ -100,6 +100,7 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 {
 	struct scan *s = arg;
 	struct famfs_fsck *r = s->r;
+	uint64_t changes = s->ns.dir_changes;
 	int rc = famfs_ns_apply(&s->ns, e, index);
 	const char *name = e->type == FAMFS_ENTRY_FILE ? e->file.relpath :
 			   e->type == FAMFS_ENTRY_MKDIR ? e->mkdir.relpath :
@@ -125,7 +126,8 @@ static int scan_entry(const struct famfs_omf_entry *e, uint64_t index,
 				(unsigned long long)index, e->file.relpath);
 		break;
 	case FAMFS_ENTRY_MKDIR:
-		r->dirs++;
+		/* a second one of a directory changes its mode and owner */
+		r->dirs += s->ns.dir_changes == changes;
 		break;
 	case FAMFS_ENTRY_ADD_DAXDEV:
 		r->daxdevs++;

@@ -184,6 +184,21 @@ static int add_slot(struct famfs_ns *ns, struct famfs_node *node)
 	return 0;
 }
 
+/*
+ * A MKDIR of a directory that exists gives it the entry's mode and owner:
+ * how a chmod or chown of a logged directory is logged. Upstream's tools
+ * see a directory that exists and keep the first entry's.
+ */
+static int change_dir(struct famfs_ns *ns, struct famfs_node *dir,
+		      const struct famfs_omf_mkdir *md)
+{
+	dir->mode = md->mode & 07777;
+	dir->uid = md->uid;
+	dir->gid = md->gid;
+	ns->dir_changes++;
+	return add_slot(ns, NULL);
+}
+
 int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		   uint64_t index)
 {
@@ -201,7 +216,10 @@ int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 	relpath = e->type == FAMFS_ENTRY_FILE ? e->file.relpath :
 						e->mkdir.relpath;
 	dir = walk_parent(ns, relpath, &leaf, &err);
-	if (!dir || famfs_ns_lookup(ns, dir, leaf)) {
+	node = dir ? famfs_ns_lookup(ns, dir, leaf) : NULL;
+	if (e->type == FAMFS_ENTRY_MKDIR && node && node->is_dir)
+		return change_dir(ns, node, &e->mkdir);
+	if (!dir || node) {
 		if (!err)
 			err = EEXIST;
 		if (add_slot(ns, NULL))

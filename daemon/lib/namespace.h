@@ -46,6 +46,7 @@ struct famfs_ns {
 	struct famfs_node **hash;
 	uint64_t nhash;
 	uint64_t files, dirs;
+	uint64_t dir_changes; /* MKDIR entries that changed a directory */
 };
 
 void famfs_ns_init(struct famfs_ns *ns, uint32_t root_mode, uint32_t uid,
@@ -55,7 +56,9 @@ void famfs_ns_free(struct famfs_ns *ns);
  * Apply a checked entry at @index (== ns->nindex). A path whose parent is
  * missing or not a directory, or that exists already, returns -ENOENT,
  * -ENOTDIR or -EEXIST with famfs_errmsg() set; the entry is then skipped
- * (the index still advances) so one bad entry hides only itself.
+ * (the index still advances) so one bad entry hides only itself. A MKDIR
+ * of an existing directory is no clash: it changes the directory's mode
+ * and owner to the entry's.
  */
 int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		   uint64_t index);

@@ -188,14 +188,11 @@ static void file_entry(struct famfs_omf_entry *e, const char *relpath,
 	set_path(e->file.relpath, relpath);
 }
 
-int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
-		       uint32_t mode, uint32_t uid, uint32_t gid)
+static int append_mkdir(struct famfs_writer *w, const char *relpath,
+			uint32_t mode, uint32_t uid, uint32_t gid)
 {
 	struct famfs_omf_entry e;
-	int rc = famfs_writer_check_path(w, relpath);
 
-	if (rc)
-		return rc;
 	memset(&e, 0, sizeof(e));
 	e.type = FAMFS_ENTRY_MKDIR;
 	e.mkdir.mode = mode & 07777;
@@ -203,6 +200,29 @@ int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
 	e.mkdir.gid = gid;
 	set_path(e.mkdir.relpath, relpath);
 	return append(w, &e);
+}
+
+int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
+		       uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	int rc = famfs_writer_check_path(w, relpath);
+
+	return rc ? rc : append_mkdir(w, relpath, mode, uid, gid);
+}
+
+int famfs_writer_set_dir(struct famfs_writer *w, const char *relpath,
+		       uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	const struct famfs_node *dir = famfs_ns_resolve(w->ns, relpath);
+
+	if (!dir)
+		return famfs_fail(ENOENT, "\"%s\" does not exist", relpath);
+	if (dir == &w->ns->root)
+		return famfs_fail(EPERM, "the root directory is not in the log: its mode and owner cannot change");
+	if (!dir->is_dir)
+		return famfs_fail(ENOTDIR, "\"%s\" is not a directory",
+				  relpath);
+	return append_mkdir(w, relpath, mode, uid, gid);
 }
 
 int famfs_writer_creat(struct famfs_writer *w, const char *relpath,

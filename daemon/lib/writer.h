@@ -44,6 +44,12 @@ void famfs_writer_end(struct famfs_writer *w);
 int famfs_writer_mkdir(struct famfs_writer *w, const char *relpath,
 		       uint32_t mode, uint32_t uid, uint32_t gid);
 /*
+ * Give the logged directory @relpath a new mode and owner: one more MKDIR
+ * entry of the same path (famfs_ns_apply()). -ENOENT, -ENOTDIR.
+ */
+int famfs_writer_set_dir(struct famfs_writer *w, const char *relpath,
+		       uint32_t mode, uint32_t uid, uint32_t gid);
+/*
  * Can @relpath be created: a clean name of at most FAMFS_PATH_LEN - 1
  * bytes, not .meta, new, in an existing directory? 0 or -errno (said).
  */

@@ -75,7 +75,10 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 	bool dir;
 	char path[PATH_MAX + 96], sz[32], esc[FAMFS_ESCAPED_LEN(512)];
 	struct stat st;
+	uint64_t changes = p->ns.dir_changes;
 	int rc = famfs_ns_apply(&p->ns, e, index);
+	/* a second MKDIR of a directory changes its mode and owner */
+	bool change = p->ns.dir_changes != changes;
 
 	if (rc == -ENOMEM)
 		return rc;
@@ -99,14 +102,15 @@ static int play_entry(const struct famfs_omf_entry *e, uint64_t index,
 		return 0;
 	}
 	if (dir) {
-		p->dirs++;
+		p->dirs += !change;
 	} else {
 		p->files++;
 		p->bytes += e->file.size;
 	}
 	if (p->verbose)
 		printf("  %6llu  %-5s  %-40s %10s  %04o %u:%u\n",
-		       (unsigned long long)index, dir ? "mkdir" : "file",
+		       (unsigned long long)index,
+		       change ? "chmod" : dir ? "mkdir" : "file",
 		       famfs_escape(rel, esc, sizeof(esc)),
 		       dir ? "" : human_size(e->file.size, sz, sizeof(sz)),
 		       dir ? e->mkdir.mode : e->file.mode,

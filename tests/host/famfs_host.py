@@ -252,6 +252,16 @@ def file_entry(dev, ino):
     return size, ("interleave", chunk, strips)
 
 
+def mkdir_entry(dev, index):
+    """(mode, uid, gid, relpath) of the MKDIR entry at @index."""
+    e = read_entry(dev, index)
+    etype = struct.unpack_from("<I", e, 8)[0]
+    assert etype == 1, "entry %d is not a mkdir" % index
+    uid, gid, mode = struct.unpack_from("<III", e, 16)
+    rel = e[28:28 + 80].split(b"\0")[0].decode()
+    return mode, uid, gid, rel
+
+
 def dev_offset(fmap, off):
     """Device offset of file offset off, per DESIGN §3."""
     if fmap[0] == "simple":

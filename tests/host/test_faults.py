@@ -304,6 +304,13 @@ def test_full_log(tmp_path, master, mounts):
         assert p.returncode == 1 and "log is full" in p.stderr
         assert os.statvfs(m.mnt).f_ffree == 0
         assert len(os.listdir(os.path.join(m.mnt, "t"))) == slots - 1
+        # a directory's mode change needs an entry too: refused, unchanged
+        t = os.path.join(m.mnt, "t")
+        mode = os.stat(t).st_mode & 0o7777
+        with pytest.raises(OSError) as e:
+            os.chmod(t, mode ^ 0o070)
+        assert e.value.errno == errno.ENOSPC
+        assert os.stat(t).st_mode & 0o7777 == mode
         assert m.status()["log_entries"] == str(slots)
         master.famfs("fsck", m.mnt)
         m.unmount()

@@ -5,6 +5,7 @@ FILE entry at the last close. A client never sees a file half written; a
 daemon that dies before the close leaves nothing and no space lost."""
 import errno
 import fcntl
+import json
 import os
 import signal
 import shutil
@@ -97,10 +98,8 @@ def test_cp_tar_and_redirection_into_the_mount(mnt, master, tmp_path):
         t.add(src / "a", arcname="a")
     dst = os.path.join(mnt.mnt, "x")
     os.mkdir(dst)
-    # as root, tar makes directories 0700 and fixes their modes at the
-    # end, which the log cannot express: what a user's tar does by default
-    subprocess.run(["tar", "-x", "-f", str(tarball), "-C", dst,
-                    "--no-same-owner", "--no-same-permissions"], check=True)
+    subprocess.run(["tar", "-x", "-f", str(tarball), "-C", dst],
+                   check=True)
     p = subprocess.run(["diff", "-r", str(src / "a"), dst + "/a"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -112,6 +111,96 @@ def test_cp_tar_and_redirection_into_the_mount(mnt, master, tmp_path):
     with open(mnt.mnt + "/hello") as f:
         assert f.read() == "hello\n"
     _fsck_clean(master, mnt.mnt)
+
+
+def _dir_entries(dev, rel, first, last):
+    """The MKDIR entries of @rel among log indexes [first, last)."""
+    out = []
+    for i in range(first, last):
+        if fh.read_entry(dev, i)[8] == 1:
+            mode, uid, gid, r = fh.mkdir_entry(dev, i)
+            if r == rel:
+                out.append((mode, uid, gid))
+    return out
+
+
+def _owner_mode(path):
+    st = os.lstat(path)
+    return st.st_mode & 0o7777, st.st_uid, st.st_gid
+
+
+def test_tar_as_root_keeps_directory_modes_and_owners(mnt, master, client,
+                                                       device, tmp_path):
+    """tar -x as root makes each directory 0700 and sets its mode and
+    owner after its files (cp -a does the same): a chmod or chown of a
+    logged directory is logged as a second MKDIR entry of its path, which
+    every host, a new daemon and fsck read back."""
+    src = tmp_path / "src"
+    (src / "t/shared/deep").mkdir(parents=True)
+    (src / "t/private").mkdir()
+    for d, mode, uid, gid in (("t", 0o755, 0, 0),
+                              ("t/shared", 0o2775, 1000, 100),
+                              ("t/shared/deep", 0o711, 1000, 1000),
+                              ("t/private", 0o750, 1001, 100)):
+        (src / d / "f").write_bytes(_data(3000 + len(d), len(d)))
+        os.chown(src / d, uid, gid)
+        os.chmod(src / d, mode)
+    tarball = tmp_path / "t.tar"
+    subprocess.run(["tar", "-C", str(src), "--numeric-owner", "-cf",
+                    str(tarball), "t"], check=True)
+    first = fh.log_next_index(mnt.dev)
+    p = subprocess.run(["tar", "-C", mnt.mnt, "--numeric-owner", "-xf",
+                        str(tarball)], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    dirs = ["t", "t/shared", "t/shared/deep", "t/private"]
+    want = {d: _owner_mode(src / d) for d in dirs + [d + "/f" for d in dirs]}
+
+    def shows(top):
+        return {d: _owner_mode(os.path.join(top, d)) for d in want}
+
+    assert shows(mnt.mnt) == want
+    last = fh.log_next_index(mnt.dev)
+    # each directory: made 0700 by root, then given the archive's owner
+    # (chown: one entry, unless root's) and mode (chmod: one entry)
+    changes = 0
+    for d in dirs:
+        got = _dir_entries(mnt.dev, d, first, last)
+        assert got[0] == (0o700, 0, 0) and got[-1] == want[d], d
+        assert len(got) == (2 if want[d][1:] == (0, 0) else 3), got
+        changes += len(got) - 1
+    assert changes == 7
+    assert last - first == 2 * len(dirs) + changes
+    # a client, and a new daemon on the master, read the same
+    cm = fh.Mount(client, device, str(tmp_path / "cmnt"),
+                  str(tmp_path / "fused-client.log"))
+    cm.mount()
+    try:
+        assert shows(cm.mnt) == want
+        # a client may not change one
+        with pytest.raises(OSError) as e:
+            os.chmod(os.path.join(cm.mnt, "t"), 0o700)
+        assert e.value.errno == errno.EROFS
+    finally:
+        cm.unmount()
+    mnt.unmount()
+    mnt.mount()
+    assert shows(mnt.mnt) == want
+    p = master.famfs("fsck", "--json", mnt.mnt, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = json.loads(p.stdout)
+    assert report["directories"] == len(dirs)
+    assert report["files"] == len(dirs)
+    # a change to what it is already logs nothing
+    os.chmod(os.path.join(mnt.mnt, "t"), 0o755)
+    os.chown(os.path.join(mnt.mnt, "t/private"), 1001, 100)
+    assert fh.log_next_index(mnt.dev) == last
+    # the root is not in the log; a logged file's mode is in its entry
+    for path in (mnt.mnt, os.path.join(mnt.mnt, "t/f")):
+        with pytest.raises(OSError) as e:
+            os.chmod(path, 0o700)
+        assert e.value.errno == errno.EPERM
+    assert fh.log_next_index(mnt.dev) == last
+    assert shows(mnt.mnt) == want
 
 
 def test_cp_writes_a_request_at_a_time(mnt, tmp_path):
@@ -527,3 +616,38 @@ def test_a_user_lists_files_being_written_only_where_it_may(world_mnt):
     finally:
         os.close(fd_pub)
         os.close(fd_priv)
+
+
+def test_who_may_change_a_logged_directory(world_mnt):
+    """A logged directory's mode and owner change as on any file system:
+    its owner may chmod it and give it a group of their own, only root
+    may give it away; each change is one MKDIR entry, a refusal none."""
+    m = world_mnt.mnt
+    os.mkdir(os.path.join(m, "rootdir"), 0o755)
+    before = fh.log_next_index(world_mnt.dev)
+    p = _as_user("import errno, os, sys\n"
+                 "m = sys.argv[1]\n"
+                 "os.mkdir(m + '/pub/mine', 0o700)\n"
+                 "os.chmod(m + '/pub/mine', 0o755)\n"
+                 "for f, a in ((os.chmod, ('/rootdir', 0o777)),\n"
+                 "             (os.chown, ('/pub/mine', 0, -1)),\n"
+                 "             (os.chown, ('/pub/mine', -1, 0))):\n"
+                 "    try:\n"
+                 "        f(m + a[0], *a[1:])\n"
+                 "        print('done')\n"
+                 "    except PermissionError as e:\n"
+                 "        print(errno.errorcode[e.errno])\n"
+                 .replace("sys.argv[1]", repr(m)))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["EPERM"] * 3, p.stdout
+    assert _owner_mode(os.path.join(m, "pub/mine")) == (0o755, NOBODY,
+                                                        NOBODY)
+    assert _owner_mode(os.path.join(m, "rootdir"))[0] == 0o755
+    # mkdir, then chmod: two entries; the refusals logged nothing
+    assert fh.log_next_index(world_mnt.dev) == before + 2
+    assert _dir_entries(world_mnt.dev, "pub/mine", before, before + 2) == \
+        [(0o700, NOBODY, NOBODY), (0o755, NOBODY, NOBODY)]
+    # root may give it away
+    os.chown(os.path.join(m, "pub/mine"), 0, 0)
+    assert _owner_mode(os.path.join(m, "pub/mine")) == (0o755, 0, 0)
+    assert fh.log_next_index(world_mnt.dev) == before + 3

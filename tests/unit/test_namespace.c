@@ -103,6 +103,43 @@ static void bad_paths_hide_only_their_entry(void **state)
 	famfs_ns_free(&ns);
 }
 
+static void a_second_mkdir_changes_mode_and_owner(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+	const struct famfs_node *d;
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	e = mkdir_entry("d");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 0), 0);
+	e = file_entry("d/f", 1);
+	assert_int_equal(famfs_ns_apply(&ns, &e, 1), 0);
+	e = mkdir_entry("d");
+	e.mkdir.mode = 02775;
+	e.mkdir.uid = 1000;
+	e.mkdir.gid = 100;
+	assert_int_equal(famfs_ns_apply(&ns, &e, 2), 0);
+	d = famfs_ns_resolve(&ns, "d");
+	/* the same directory, with its child, given the new entry's */
+	assert_int_equal(d->ino, 2);
+	assert_int_equal(d->mode, 02775);
+	assert_int_equal(d->uid, 1000);
+	assert_int_equal(d->gid, 100);
+	assert_int_equal(d->nchildren, 1);
+	assert_null(famfs_ns_get(&ns, 4));
+	assert_int_equal(ns.dirs, 1);
+	assert_int_equal(ns.dir_changes, 1);
+	assert_int_equal(ns.nindex, 3);
+	/* a MKDIR over a file is still a clash that hides only itself */
+	e = mkdir_entry("d/f");
+	assert_int_equal(famfs_ns_apply(&ns, &e, 3), -EEXIST);
+	assert_false(famfs_ns_resolve(&ns, "d/f")->is_dir);
+	assert_int_equal(famfs_ns_resolve(&ns, "d/f")->mode, 0640);
+	assert_int_equal(ns.dir_changes, 1);
+	famfs_ns_free(&ns);
+}
+
 /* A file at @off of @len bytes, one simple extent. */
 static struct famfs_omf_entry file_at(const char *path, uint64_t off,
 				      uint64_t len)
@@ -194,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(builds_a_tree_with_stable_inodes),
 		cmocka_unit_test(bad_paths_hide_only_their_entry),
+		cmocka_unit_test(a_second_mkdir_changes_mode_and_owner),
 		cmocka_unit_test(many_entries_stay_fast_and_findable),
 		cmocka_unit_test(the_first_owner_keeps_shared_memory),
 	};

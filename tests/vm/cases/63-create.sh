@@ -10,7 +10,7 @@ M=/mnt/famfs S=/mnt/famfs/.meta/.status FAMFS_FUSED=/usr/bin/famfs-fused
 export FAMFS_FUSED
 mkdir -p $M /opt/famfs
 case $(uname -r) in 6.12.*) late=0 ;; *) late=1 ;; esac
-plan 6.12=30 7.3=31
+plan 6.12=31 7.3=32
 
 # logged NAME...: wait (10 s at most) until famfs getmap finds each NAME
 # in the log (the kernel sends the last close just after close(2) returns)
@@ -48,12 +48,18 @@ t "its bytes and its owner" sh -c "
 	[ \$(stat -c %u $M/pub/user) = 65534 ] && seq 1 20000 | cmp - $M/pub/user"
 t "famfs creat -s through the mount: preallocated, logged" sh -c "
 	famfs creat -s 3M $M/pre && [ \$(stat -c %s $M/pre) = 3145728 ]"
-t "tar -x of a tree into the mount" sh -c "
+t "tar -x as root of a tree into the mount" sh -c "
 	mkdir -p /tmp/tree/d1/d2 && for i in 1 2 3 4 5; do
 		head -c \$((i * 5000)) /usr/bin/famfs >/tmp/tree/d1/d2/f\$i; done &&
-	tar -C /tmp -cf /tmp/tree.tar tree && tar -C $M --no-same-owner -xf /tmp/tree.tar"
+	chmod 2750 /tmp/tree/d1 && chown 1000:100 /tmp/tree/d1/d2 &&
+	tar -C /tmp --numeric-owner -cf /tmp/tree.tar tree &&
+	tar -C $M --numeric-owner -xf /tmp/tree.tar"
 t "the tree is logged" logged $M/tree/d1/d2/f1 $M/tree/d1/d2/f5
 t "the tree's bytes" diff -r /tmp/tree $M/tree
+t "its directories' modes and owners, as archived" sh -c "
+	cd /tmp/tree && a=\$(stat -c '%n %a %u %g' . d1 d1/d2) &&
+	cd $M/tree && [ \"\$(stat -c '%n %a %u %g' . d1 d1/d2)\" = \"\$a\" ] &&
+	[ \"\$(stat -c %a:%u:%g d1/d2)\" = 755:1000:100 ]"
 # The hidden file a pending file's bytes go through (7.3) is its copying
 # thread's alone: root, probing its name while the bytes of a 64 MiB copy
 # are on their way, never opens it. Stage inode = pending inode - 2^41 +
