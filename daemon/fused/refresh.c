@@ -11,12 +11,29 @@
 
 #include "fused.h"
 
+/*
+ * Another writer changed a directory's mode or owner: the kernel drops
+ * its copy of the attributes now, not at their timeout. Attributes only
+ * (offset -1) take no inode lock: safe inside a request's handler.
+ */
+static void forget_attr(struct fused *fs, const char *relpath)
+{
+	const struct famfs_node *n = famfs_ns_resolve(&fs->ns, relpath);
+
+	if (n && fs->se && fs->initialized)
+		fuse_lowlevel_notify_inval_inode(fs->se, n->ino, -1, 0);
+}
+
 static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
 		       void *arg)
 {
 	struct fused *fs = arg;
+	uint64_t changes = fs->ns.dir_changes;
 	int rc = famfs_ns_apply(&fs->ns, e, index);
 	bool refused = famfs_ns_claim(&fs->ns, &fs->alloc, e, index);
+
+	if (fs->ns.dir_changes != changes)
+		forget_attr(fs, e->mkdir.relpath);
 
 	/* A clash hides one entry on every host alike; keep going. */
 	if (rc == -ENOMEM)
