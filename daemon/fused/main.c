@@ -33,6 +33,7 @@
 
 #include "fused.h"
 #include "mountinfo.h"
+#include "option_ranges.h"
 #include "takeover.h"
 
 #define FUSE_DEV "/dev/fuse"
@@ -322,14 +323,15 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 		else if (!strcmp(opt, "fallback") && val && !strcmp(val, "no"))
 			o->fallback = FALLBACK_NO;
 		else if (!strcmp(opt, "poll_ms") && val)
-			fs->poll_ms = number_opt(opt, val, 3600000,
+			fs->poll_ms = number_opt(opt, val, FUSED_POLL_MS_MAX,
 						 " (0 turns polling off)");
 		else if (!strcmp(opt, "readahead_kb") && val)
-			fs->readahead_kb = number_opt(opt, val, 65536,
+			fs->readahead_kb = number_opt(opt, val, FUSED_READAHEAD_KB_MAX,
 						      " (0 keeps the kernel's)");
 		else if (!strcmp(opt, "writer_wait") && val)
 			fs->writer_wait_s = number_opt(
-				opt, val, 3600, " (seconds; 0 does not wait)");
+				opt, val, FUSED_WRITER_WAIT_MAX,
+				" (seconds; 0 does not wait)");
 		else if (!strcmp(opt, "splice") && val &&
 			   (!strcmp(val, "yes") || !strcmp(val, "no")))
 			fs->splice_allowed = val[0] == 'y';

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 #include "libfamfs.h"
 #include "mountinfo.h"
+#include "option_ranges.h"
 #include "unit.h"
 
 #define CONF_DEFAULT "/etc/famfs/famfs.conf"
@@ -95,66 +97,106 @@ static void append(char **list, const char *key, const char *val)
 	*list = p;
 }
 
-static bool valid(const char *key, const char *val)
+/* A yes/no setting (debug, suid, dev) is on: "1" or "yes". */
+static bool is_yes(const char *val)
 {
-	if (!strcmp(key, "fallback"))
-		return !strcmp(val, "auto") || !strcmp(val, "yes") ||
-		       !strcmp(val, "no");
-	if (!strcmp(key, "splice"))
-		return !strcmp(val, "yes") || !strcmp(val, "no");
-	if (!strcmp(key, "role"))
-		return !strcmp(val, "auto") || !strcmp(val, "master") ||
-		       !strcmp(val, "client");
-	if (!strcmp(key, "debug") || !strcmp(key, "suid") ||
-	    !strcmp(key, "dev"))
-		return !strcmp(val, "0") || !strcmp(val, "1") ||
-		       !strcmp(val, "yes") || !strcmp(val, "no");
-	return true;
+	return !strcmp(val, "1") || !strcmp(val, "yes");
 }
 
 /*
- * Our numeric settings and the daemon's range for each; they are passed
- * on as parsed (decimal), so the daemon reads what we checked.
+ * The settings passed on to the daemon as key=value, in this order: where
+ * each is kept, the words it takes ("": any value) and, for a number, the
+ * daemon's range for it. Numbers are passed on as parsed (decimal), so
+ * the daemon reads what we checked.
  */
 static const struct {
 	const char *key;
-	uint64_t max;
-} numbers[] = {
-	{ "poll_ms", 3600000 },
-	{ "readahead_kb", 65536 },
-	{ "writer_wait", 3600 },
+	size_t field; /* offsetof(struct settings, the char *) */
+	const char *words;
+	uint64_t max; /* numbers; 0 for words */
+} passed[] = {
+	{ "fallback", offsetof(struct settings, fallback), "auto yes no", 0 },
+	{ "role", offsetof(struct settings, role), "auto master client", 0 },
+	{ "poll_ms", offsetof(struct settings, poll_ms), NULL,
+	  FUSED_POLL_MS_MAX },
+	{ "readahead_kb", offsetof(struct settings, readahead_kb), NULL,
+	  FUSED_READAHEAD_KB_MAX },
+	{ "writer_wait", offsetof(struct settings, writer_wait), NULL,
+	  FUSED_WRITER_WAIT_MAX },
+	{ "logfile", offsetof(struct settings, logfile), "", 0 },
+	{ "fuse_dev", offsetof(struct settings, fuse_dev), "", 0 },
+	{ "splice", offsetof(struct settings, splice), "yes no", 0 },
 };
-#define NNUMBERS (sizeof(numbers) / sizeof(numbers[0]))
+#define NPASSED (sizeof(passed) / sizeof(passed[0]))
+
+static char **field_of(struct settings *s, size_t i)
+{
+	return (char **)((char *)s + passed[i].field);
+}
+
+static const char *value_of(const struct settings *s, size_t i)
+{
+	return *(char *const *)((const char *)s + passed[i].field);
+}
+
+/* Is @val one of the space-separated @words ("": anything is)? */
+static bool one_of(const char *words, const char *val)
+{
+	size_t n = strlen(val);
+
+	if (!*words)
+		return true;
+	for (const char *w = words; *w;) {
+		size_t len = strcspn(w, " ");
+
+		if (len == n && !strncmp(w, val, n))
+			return true;
+		w += len + (w[len] == ' ');
+	}
+	return false;
+}
+
+/*
+ * @val, checked as a value of passed[@i]; a number comes back in decimal
+ * (in @num). It fails, saying why, unless the value is good.
+ */
+static const char *checked(size_t i, const char *val, char num[24],
+			   const char *where)
+{
+	uint64_t v;
+
+	if (passed[i].words) {
+		if (!one_of(passed[i].words, val))
+			fail("%s: bad value for %s: '%s'", where,
+			     passed[i].key, val);
+		return val;
+	}
+	if (famfs_parse_number(val, 0, passed[i].max, &v))
+		fail("%s: bad value for %s: %s", where, passed[i].key,
+		     famfs_errmsg());
+	snprintf(num, 24, "%llu", (unsigned long long)v);
+	return num;
+}
 
 /* One of our settings, from the config file or -o; false if not ours. */
 static bool set(struct settings *s, const char *key, const char *val,
 		const char *where)
 {
-	if ((!strcmp(key, "debug") || !strcmp(key, "suid") ||
-	     !strcmp(key, "dev")) &&
-	    !val)
-		val = "1";
-	if (strcmp(key, "fallback") && strcmp(key, "role") &&
-	    strcmp(key, "poll_ms") && strcmp(key, "readahead_kb") &&
-	    strcmp(key, "writer_wait") && strcmp(key, "debug") &&
-	    strcmp(key, "suid") && strcmp(key, "dev") &&
-	    strcmp(key, "logfile") && strcmp(key, "fuse_dev") &&
-	    strcmp(key, "shadow") && strcmp(key, "splice"))
-		return false;
-	for (size_t i = 0; val && i < NNUMBERS; i++) {
-		static char num[NNUMBERS][24];
-		uint64_t v;
+	bool flag = !strcmp(key, "debug") || !strcmp(key, "suid") ||
+		    !strcmp(key, "dev");
+	char num[24];
+	size_t i = 0;
 
-		if (strcmp(key, numbers[i].key))
-			continue;
-		if (famfs_parse_number(val, 0, numbers[i].max, &v))
-			fail("%s: bad value for %s: %s", where, key,
-			     famfs_errmsg());
-		snprintf(num[i], sizeof(num[i]), "%llu", (unsigned long long)v);
-		val = num[i];
-	}
-	if (!val || !valid(key, val))
+	while (i < NPASSED && strcmp(key, passed[i].key))
+		i++;
+	if (i == NPASSED && !flag && strcmp(key, "shadow"))
+		return false;
+	if (flag && !val)
+		val = "1";
+	if (!val || (flag && !one_of("0 1 yes no", val)))
 		fail("%s: bad value for %s: '%s'", where, key, val ? val : "");
+	if (i < NPASSED)
+		val = checked(i, val, num, where);
 	/*
 	 * Values go into the daemon's option list (and the unit's
 	 * environment): a comma would end the option and start another
@@ -167,28 +209,14 @@ static bool set(struct settings *s, const char *key, const char *val,
 		fail("%s: bad value for %s: '%s': a comma, quote or control character is mount option syntax, not part of a value",
 		     where, key, famfs_escape(val, esc, sizeof(esc)));
 	}
-	if (!strcmp(key, "fallback"))
-		replace(&s->fallback, val);
-	else if (!strcmp(key, "role"))
-		replace(&s->role, val);
-	else if (!strcmp(key, "poll_ms"))
-		replace(&s->poll_ms, val);
-	else if (!strcmp(key, "readahead_kb"))
-		replace(&s->readahead_kb, val);
-	else if (!strcmp(key, "writer_wait"))
-		replace(&s->writer_wait, val);
-	else if (!strcmp(key, "logfile"))
-		replace(&s->logfile, val);
-	else if (!strcmp(key, "fuse_dev"))
-		replace(&s->fuse_dev, val);
-	else if (!strcmp(key, "splice"))
-		replace(&s->splice, val);
+	if (i < NPASSED)
+		replace(field_of(s, i), val);
 	else if (!strcmp(key, "debug"))
-		s->debug = !strcmp(val, "1") || !strcmp(val, "yes");
+		s->debug = is_yes(val);
 	else if (!strcmp(key, "suid"))
-		s->suid = !strcmp(val, "1") || !strcmp(val, "yes");
+		s->suid = is_yes(val);
 	else if (!strcmp(key, "dev"))
-		s->dev = !strcmp(val, "1") || !strcmp(val, "yes");
+		s->dev = is_yes(val);
 	else
 		fprintf(stderr,
 			"%s: note: shadow=%s ignored: famfs-fuse serves the namespace from the log itself and keeps no shadow tree\n",
@@ -519,20 +547,9 @@ static char *daemon_options(const struct settings *s, const char *dev)
 	if (s->suid)
 		fprintf(stderr, "%s: warning: mounting with suid: set-user-ID and set-group-ID files in the log run with their owner's identity, and whoever can write the log (the owner of %s, any host that can append) can make one owned by root\n",
 			prog, dev);
-	append(&opts, "fallback", s->fallback);
-	append(&opts, "role", s->role);
-	if (s->poll_ms)
-		append(&opts, "poll_ms", s->poll_ms);
-	if (s->readahead_kb)
-		append(&opts, "readahead_kb", s->readahead_kb);
-	if (s->writer_wait)
-		append(&opts, "writer_wait", s->writer_wait);
-	if (s->logfile)
-		append(&opts, "logfile", s->logfile);
-	if (s->fuse_dev)
-		append(&opts, "fuse_dev", s->fuse_dev);
-	if (s->splice)
-		append(&opts, "splice", s->splice);
+	for (size_t i = 0; i < NPASSED; i++)
+		if (value_of(s, i))
+			append(&opts, passed[i].key, value_of(s, i));
 	if (s->debug)
 		append(&opts, "debug", NULL);
 	return opts;
