@@ -11,6 +11,7 @@
  * caller's later loads and stores after the write-backs.
  */
 #include <cpuid.h>
+#include <emmintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,6 +116,73 @@ void famfs_cache_flush(const void *addr, size_t len)
 void famfs_cache_invalidate(const void *addr, size_t len)
 {
 	each_line(invalidate_insn(), addr, len);
+}
+
+/*
+ * The whole lines of [d, d + len) written from @s (zeros if NULL) with
+ * non-temporal stores, which go to memory around the cache (and drop the
+ * line from it) as the kernel's memcpy_flushcache() does for dax: no
+ * flush after them, and no line read in first. @d is line-aligned.
+ */
+static void stream_lines(uint8_t *d, const uint8_t *s, size_t len)
+{
+	__m128i a = _mm_setzero_si128(), b = a, c = a, e = a;
+
+	for (; len >= CACHE_LINE; len -= CACHE_LINE, d += CACHE_LINE) {
+		if (s) {
+			a = _mm_loadu_si128((const __m128i *)s);
+			b = _mm_loadu_si128((const __m128i *)(s + 16));
+			c = _mm_loadu_si128((const __m128i *)(s + 32));
+			e = _mm_loadu_si128((const __m128i *)(s + 48));
+			s += CACHE_LINE;
+		}
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+}
+
+/* Stored and written back: the partial lines at either end, with memcpy. */
+static void store_flushed(uint8_t *d, const uint8_t *s, size_t len)
+{
+	if (!len)
+		return;
+	if (s)
+		memcpy(d, s, len);
+	else
+		memset(d, 0, len);
+	each_line(flush_insn(), d, len);
+}
+
+static void write_through(void *dst, const void *src, size_t len)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t head = (size_t)(-(uintptr_t)d & (CACHE_LINE - 1));
+	size_t body;
+
+	if (head > len)
+		head = len;
+	store_flushed(d, s, head);
+	d += head;
+	s = s ? s + head : NULL;
+	len -= head;
+	body = len & ~(size_t)(CACHE_LINE - 1);
+	stream_lines(d, s, body);
+	store_flushed(d + body, s ? s + body : NULL, len - body);
+	/* mfence: the streamed lines are in memory before what follows */
+	famfs_cache_barrier();
+}
+
+void famfs_cache_copy(void *dst, const void *src, size_t len)
+{
+	write_through(dst, src, len);
+}
+
+void famfs_cache_zero(void *dst, size_t len)
+{
+	write_through(dst, NULL, len);
 }
 
 void famfs_cache_barrier(void)

@@ -117,12 +117,59 @@ static void test_ranges_keep_their_data(void **state)
 	free(ref);
 }
 
+/*
+ * famfs_cache_copy() and famfs_cache_zero() write exactly [dst, dst + len)
+ * at every alignment of either end and every length around a line, and
+ * nothing around it; the source is left as it was.
+ */
+static void test_copy_and_zero_write_exactly_their_range(void **state)
+{
+	static const size_t lens[] = {0, 1, 15, 16, 63, 64, 65, 127, 128,
+				      129, 200, 4096, 65536 + 17};
+	size_t total = 65536 + 512;
+	unsigned char *dst = aligned_alloc(64, total), *src = malloc(total);
+	unsigned char *want = malloc(total), *orig = malloc(total);
+
+	(void)state;
+	assert_non_null(dst);
+	assert_non_null(src);
+	assert_non_null(want);
+	assert_non_null(orig);
+	for (size_t i = 0; i < total; i++) {
+		src[i] = (unsigned char)(i * 13 + 5);
+		orig[i] = (unsigned char)(i * 7 + 3) | 1; /* never 0 */
+	}
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		for (size_t doff = 0; doff < 72; doff += 9)
+			for (size_t soff = 0; soff < 40; soff += 13) {
+				size_t n = lens[l];
+
+				memcpy(dst, orig, total);
+				memcpy(want, orig, total);
+				memcpy(want + doff, src + soff, n);
+				famfs_cache_copy(dst + doff, src + soff, n);
+				assert_memory_equal(dst, want, total);
+
+				memcpy(dst, orig, total);
+				memset(want + doff, 0, n);
+				famfs_cache_zero(dst + doff, n);
+				assert_memory_equal(dst, want, total);
+			}
+	for (size_t i = 0; i < total; i++)
+		assert_int_equal(src[i], (unsigned char)(i * 13 + 5));
+	free(dst);
+	free(src);
+	free(want);
+	free(orig);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_matches_cpuinfo),
 		cmocka_unit_test(test_forced_choice),
 		cmocka_unit_test(test_ranges_keep_their_data),
+		cmocka_unit_test(test_copy_and_zero_write_exactly_their_range),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--print")) {

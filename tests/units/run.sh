@@ -110,23 +110,31 @@ cache_library() {
 	pc=$(find "$D" -name famfs-cache.pc) && [ -n "$pc" ] || { echo "no famfs-cache.pc"; return 1; }
 	so=$(find "$D" -name 'libfamfs-cache.so.1') && [ -n "$so" ] || { echo "no libfamfs-cache.so.1"; return 1; }
 	objdump -p "$so" | grep -q 'SONAME *libfamfs-cache.so.1$' || { echo "wrong SONAME"; return 1; }
-	# Exported: the five functions, nothing else.
-	nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sed 's/@.*//' | sort >"$W/syms"
-	printf '%s\n' famfs_cache_barrier famfs_cache_flush famfs_cache_flush_insn \
-		famfs_cache_invalidate famfs_cache_invalidate_insn | diff - "$W/syms" || return 1
+	# Exported: the seven functions, each under its version, nothing else.
+	nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sort >"$W/syms"
+	printf '%s\n' famfs_cache_barrier@@FAMFS_CACHE_1 \
+		famfs_cache_copy@@FAMFS_CACHE_1.1 famfs_cache_flush@@FAMFS_CACHE_1 \
+		famfs_cache_flush_insn@@FAMFS_CACHE_1 \
+		famfs_cache_invalidate@@FAMFS_CACHE_1 \
+		famfs_cache_invalidate_insn@@FAMFS_CACHE_1 \
+		famfs_cache_zero@@FAMFS_CACHE_1.1 | diff - "$W/syms" || return 1
 	cat >"$W/app.c" <<'EOF2'
 #include <famfs/cache.h>
 #include <stdio.h>
 #include <string.h>
 int main(void)
 {
-	static char buf[4096];
+	static char buf[4096], src[300];
 	memset(buf, 7, sizeof(buf));
+	memset(src, 9, sizeof(src));
 	famfs_cache_flush(buf, sizeof(buf));
 	famfs_cache_invalidate(buf + 1, 100);
 	famfs_cache_barrier();
-	printf("%s %s %d\n", famfs_cache_flush_insn(),
-	       famfs_cache_invalidate_insn(), buf[4095]);
+	famfs_cache_copy(buf + 5, src, sizeof(src));
+	famfs_cache_zero(buf + 1000, 200);
+	printf("%s %s %d %d%d%d %d%d%d\n", famfs_cache_flush_insn(),
+	       famfs_cache_invalidate_insn(), buf[4095], buf[4], buf[5],
+	       buf[304], buf[305], buf[999], buf[1000] + buf[1199] + buf[1200]);
 	return 0;
 }
 EOF2
@@ -134,7 +142,7 @@ EOF2
 	cc -Wall -Werror -o "$W/app" "$W/app.c" $flags || return 1
 	LD_LIBRARY_PATH=$(dirname "$so") "$W/app" >"$W/app.out" || return 1
 	cat "$W/app.out"
-	grep -Eqx '(clwb|clflushopt|clflush) (clflushopt|clflush) 7' "$W/app.out"
+	grep -Eqx '(clwb|clflushopt|clflush) (clflushopt|clflush) 7 799 777' "$W/app.out"
 }
 check "libfamfs-cache: pkg-config, header and .so build and run an application; pcq and its pages installed" cache_library
 

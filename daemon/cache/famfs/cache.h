@@ -39,6 +39,18 @@ void famfs_cache_flush(const void *addr, size_t len);
  */
 void famfs_cache_invalidate(const void *addr, size_t len);
 
+/*
+ * Copy @len bytes from @src to @dst (they must not overlap), or write
+ * zeros, so that they are in memory when the call returns, as if written
+ * and then passed to famfs_cache_flush(), but without going through this
+ * host's cache: whole cache lines are written with non-temporal stores
+ * (no line is read first, none is left behind), the partial lines at
+ * either end are written and flushed. For filling shared memory with
+ * more than a few lines; stores after the call are ordered after it.
+ */
+void famfs_cache_copy(void *dst, const void *src, size_t len);
+void famfs_cache_zero(void *dst, size_t len);
+
 /* A full memory barrier: loads and stores before it complete first. */
 void famfs_cache_barrier(void);
 
