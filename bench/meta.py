@@ -22,6 +22,11 @@ bench/report.py:
   meta_cp      MiB/s of `cp` of a CP_MIB MiB file into the mount against
                the same into tmpfs (interleaved; the tmpfs copy is
                removed after each round, the famfs one cannot be).
+  devcopy      how the daemon writes a file's bytes into device memory:
+               non-temporal stores (famfs_cache_copy) against memcpy and
+               a flush of the range, 256 MiB in 1 MiB writes into a file
+               in /dev/shm (this host's memory and CPU), by
+               famfs-bench-copy.
   meta_mount   mount.famfs of a famfs with a full log against one with a
                one-entry log, until a stat of the last logged file
                succeeds, as a client host would (interleaved).
@@ -45,6 +50,7 @@ MKFS = os.path.join(BUILD, "daemon/tools/mkfs.famfs")
 MOUNT = os.path.join(BUILD, "daemon/mount/mount.famfs")
 REPLAY = os.path.join(BUILD, "bench/famfs-bench-replay")
 NULL_FUSE = os.path.join(BUILD, "bench/famfs-bench-fuse-null")
+COPY = os.path.join(BUILD, "bench/famfs-bench-copy")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
 PER_ROUND = 10          # files per side per round
 BATCH = 1000            # files per batch creat
@@ -229,6 +235,16 @@ def bench_cp(work, raw):
            ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
 
 
+def bench_devcopy(work):
+    path = os.path.join(work, "copy.img")
+    with open(path, "wb") as f:
+        f.truncate(256 * MiB)
+    out = subprocess.run([COPY, path, "256", str(ROUNDS)], check=True,
+                         capture_output=True, text=True).stdout
+    print(out, end="", flush=True)
+    os.unlink(path)
+
+
 def bench_batch(m):
     rates = []
     for p in range(BATCH_PASSES):
@@ -291,6 +307,7 @@ def main():
         bench_batch(empty)
         bench_tar(work, empty, raw)
         bench_cp(work, raw)
+        bench_devcopy(work)
         for m in (empty, full):
             m.umount()
 

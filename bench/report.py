@@ -221,6 +221,15 @@ def rows(g):
             "files, mount / /tmp", "files", "%.0f", "famfs_files_per_s",
             "tmp_files_per_s", "files/s (median of %d rounds)")
 
+    def devcopy(group, where):
+        r = g[group]
+        return (where + ": the daemon's write into device memory, "
+                "non-temporal stores / memcpy + flush",
+                ratio(group, "ratio"),
+                "%.0f vs %.0f MiB/s (memcpy alone %.0f), %d MiB" % (
+                    r["stream_mibs"], r["flush_mibs"], r["plain_mibs"],
+                    r["mib"]))
+
     def posix_cp(group, kline):
         return against(
             group, "guest, famfs mode (" + kline + "): cp of a %d MiB file, "
@@ -306,6 +315,9 @@ def rows(g):
         ("vm_posix_cp", lambda: posix_cp("vm_posix_cp", "6.12")),
         ("vm73_posix_tar", lambda: posix_tar("vm73_posix_tar", "7.3")),
         ("vm73_posix_cp", lambda: posix_cp("vm73_posix_cp", "7.3")),
+        ("devcopy", lambda: devcopy("devcopy", "this host")),
+        ("vm_devcopy", lambda: devcopy("vm_devcopy", "guest (6.12)")),
+        ("vm73_devcopy", lambda: devcopy("vm73_devcopy", "guest (7.3)")),
         ("vm_stripe3", lambda: stripe("vm_stripe3", "6.12")),
         ("vm73_stripe3", lambda: stripe("vm73_stripe3", "7.3")),
         ("meta_batch", lambda: (
@@ -423,6 +435,7 @@ def main():
                  "vm_fallback_devdax_memcpy", "vm73_fallback_devdax_memcpy",
                  "vm_posix_tar", "vm_posix_cp",
                  "vm73_posix_tar", "vm73_posix_cp",
+                 "devcopy", "vm_devcopy", "vm73_devcopy",
                  "vm_stripe3", "vm73_stripe3",
                  "vm_fallback_famfs_dax_memcpy"]
     missing = [e for e in expected if e not in g]

@@ -54,6 +54,8 @@ bin=$out/vm-bin$sfx cases=$out/vm-cases$sfx
 mkdir -p "$bin" "$cases"
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$bin/fbench" \
 	"$top/bench/vm/fbench.c"
+${CC:-cc} -static -O2 -Wall -Wextra -Werror -I"$top/daemon/cache" \
+	-o "$bin/fcopy" "$top/bench/copy.c" "$top/daemon/cache/cache.c"
 # The guest case with its settings in front.
 {
 	echo "KLINE=$line PASSES=$passes SPECS='$specs' READ_SIZE=$((seq_mib << 20))"

@@ -15,7 +15,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
-plan 6.12=21 7.3=17
+plan 6.12=22 7.3=18
 bench() { report "# bench: $*"; }
 requests() { sed -n 's/^requests=//p' $S; }
 
@@ -26,6 +26,10 @@ t "bench: second NVDIMM is dax1.0 on device_dax" sh -c '
 	. /tests/lib.sh && wait_for /dev/dax1.0 10 &&
 	[ "$(basename "$(readlink /sys/bus/dax/devices/dax1.0/driver)")" = device_dax ] &&
 	[ "$(cat /sys/bus/dax/devices/dax1.0/size)" -ge 1073741824 ]'
+# How the daemon puts a file's bytes into device memory: memcpy and a
+# flush, or non-temporal stores (famfs_cache_copy), into dax1.0.
+t "bench: fcopy into dax1.0, $PASSES passes" sh -c "fcopy /dev/dax1.0 256 $PASSES >/tmp/fcopy"
+bench "$(sed 's/^RESULT devcopy/RESULT vm_devcopy/' /tmp/fcopy)"
 drv() { basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)" 2>/dev/null; }
 if [ "$KLINE" = 6.12 ]; then
 	t "bench: famfs_fuse loaded, dax0.0 on famfs_dax" famfs_load

@@ -55,9 +55,18 @@ static int write_image(const struct famfs_dev *dev, uint64_t dev_off,
 static int put(const struct famfs_dev *dev, uint64_t dev_off,
 	       const uint8_t *src, size_t n)
 {
-	if (dev->kind == FAMFS_DEV_FILE) {
-		int rc = write_image(dev, dev_off, src, n);
+	int rc;
 
+	if (dev->kind == FAMFS_DEV_DAX) {
+		/* around the cache: nothing to flush after, no line read */
+		if (src)
+			famfs_cache_copy(dev->base + dev_off, src, n);
+		else
+			famfs_cache_zero(dev->base + dev_off, n);
+		return 0;
+	}
+	if (dev->kind == FAMFS_DEV_FILE) {
+		rc = write_image(dev, dev_off, src, n);
 		if (rc)
 			return rc;
 	} else if (src) {
