@@ -189,7 +189,7 @@ static int shadow_logplay(const struct shadow_args *sh, const char *device,
 /* Walk the log of @fs, tell what is in it, check the mount shows it. */
 static int play_log(struct play *p, struct cli_fs *fs, bool dryrun)
 {
-	char sz[32], esc[FAMFS_ESCAPED_LEN(1024)];
+	char sz[32], esc[FAMFS_ESCAPED_LEN(1024)], changes[64];
 	struct famfs_geometry g;
 	struct famfs_walk walk;
 	int rc;
@@ -204,11 +204,13 @@ static int play_log(struct play *p, struct cli_fs *fs, bool dryrun)
 		       fs->mounted ? fs->root : fs->dev.path);
 	rc = famfs_log_walk(fs->dev.log, fs->dev.log_len, &g, 0, play_entry, p,
 			    &walk);
-	printf("famfs logplay: %s: %llu entries: %llu files (%s), %llu directories, %llu other%s\n",
+	snprintf(changes, sizeof(changes), ", %llu directory mode or owner changes",
+		 (unsigned long long)p->ns.dir_changes);
+	printf("famfs logplay: %s: %llu entries: %llu files (%s), %llu directories%s, %llu other%s\n",
 	       fs->mounted ? fs->root : fs->dev.path,
 	       (unsigned long long)walk.valid, (unsigned long long)p->files,
 	       human_size(p->bytes, sz, sizeof(sz)), (unsigned long long)p->dirs,
-	       (unsigned long long)p->others,
+	       p->ns.dir_changes ? changes : "", (unsigned long long)p->others,
 	       p->skipped ? " (some skipped, see above)" : "");
 	if (rc)
 		fprintf(stderr, "famfs logplay: the log is damaged at entry %llu: %s; run famfs fsck\n",

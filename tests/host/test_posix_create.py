@@ -199,6 +199,10 @@ def test_tar_as_root_keeps_directory_modes_and_owners(mnt, master, client,
     report = json.loads(p.stdout)
     assert report["directories"] == len(dirs)
     assert report["files"] == len(dirs)
+    p = master.famfs("logplay", mnt.mnt)
+    assert "%d entries: %d files (" % (last, len(dirs)) in p.stdout
+    assert "), %d directories, %d directory mode or owner changes, 0 other" \
+        % (len(dirs), changes + 2) in p.stdout, p.stdout
     # a change to what it is already logs nothing
     os.chmod(os.path.join(mnt.mnt, "t"), 0o755)
     os.chown(os.path.join(mnt.mnt, "t/private"), 1001, 100)
