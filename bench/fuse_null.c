@@ -12,7 +12,9 @@
  * It also accepts mkdir, create, write, setattr, flush and release and
  * keeps nothing, with famfs-fused's cache lifetimes for each (a new
  * file's name never cached, its attributes for 1 s, a directory's 10 s):
- * the ceiling for bench/meta.py's tar -x into the master's mount.
+ * the ceiling for bench/meta.py's tar -x into the master's mount, and in
+ * the guest (bench/vm/90-bench.sh) for tar -x and cp. Like famfs-fused it
+ * gives the files it makes the largest request as st_blksize.
  *
  * Usage: famfs-bench-fuse-null MOUNTPOINT SIZE_MIB MAX_KIB THREADS
  * (THREADS 1: libfuse's single-threaded loop; more: its multi-threaded
@@ -57,6 +59,8 @@ static void attr(fuse_ino_t ino, struct stat *st)
 		st->st_size = (off_t)big_size;
 	} else {
 		st->st_mode = S_IFREG | 0644;
+		/* as famfs-fused: cp writes this much per request */
+		st->st_blksize = max_bytes;
 	}
 }
 

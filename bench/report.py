@@ -221,6 +221,14 @@ def rows(g):
             "files, mount / /tmp", "files", "%.0f", "famfs_files_per_s",
             "tmp_files_per_s", "files/s (median of %d rounds)")
 
+    def posix_null(group, unit):
+        r = g[group]
+        return ("  the same into a FUSE server that does nothing / /tmp "
+                "(FUSE's ceiling)", ratio(group, "null_ratio"),
+                "%.1f vs %.1f %s" % (
+                    r["null_" + unit], r["tmp_" + unit], unit.replace(
+                        "files_per_s", "files/s").replace("mibs", "MiB/s")))
+
     def devcopy(group, where):
         r = g[group]
         return (where + ": the daemon's write into device memory, "
@@ -312,9 +320,14 @@ def rows(g):
             "mib", "%.0f", "famfs_mibs", "raw_mibs",
             "MiB/s (fallback mode, this host)")),
         ("vm_posix_tar", lambda: posix_tar("vm_posix_tar", "6.12")),
+        ("vm_posix_tar", lambda: posix_null("vm_posix_tar", "files_per_s")),
         ("vm_posix_cp", lambda: posix_cp("vm_posix_cp", "6.12")),
+        ("vm_posix_cp", lambda: posix_null("vm_posix_cp", "mibs")),
         ("vm73_posix_tar", lambda: posix_tar("vm73_posix_tar", "7.3")),
+        ("vm73_posix_tar",
+         lambda: posix_null("vm73_posix_tar", "files_per_s")),
         ("vm73_posix_cp", lambda: posix_cp("vm73_posix_cp", "7.3")),
+        ("vm73_posix_cp", lambda: posix_null("vm73_posix_cp", "mibs")),
         ("devcopy", lambda: devcopy("devcopy", "this host")),
         ("vm_devcopy", lambda: devcopy("vm_devcopy", "guest (6.12)")),
         ("vm73_devcopy", lambda: devcopy("vm73_devcopy", "guest (7.3)")),

@@ -54,6 +54,17 @@ bin=$out/vm-bin$sfx cases=$out/vm-cases$sfx
 mkdir -p "$bin" "$cases"
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$bin/fbench" \
 	"$top/bench/vm/fbench.c"
+# FUSE's own ceiling in the guest: the server that does nothing, built in
+# the trixie chroot against the guest's libfuse3, as the daemon is.
+(cd "$top" && FAMFS_CHROOT_USERSPACE=1 scripts/trixie-chroot.sh sh -c '
+	{ [ -f build-trixie/build.ninja ] ||
+		meson setup build-trixie -Dtests=false -Dfuzz=false; } &&
+	ninja -C build-trixie bench/famfs-bench-fuse-null') >"$out/null$sfx.log" 2>&1 || {
+	cat "$out/null$sfx.log" >&2
+	echo "bench/vm.sh: building famfs-bench-fuse-null for the guest failed" >&2
+	exit 1
+}
+cp "$top/build-trixie/bench/famfs-bench-fuse-null" "$bin/"
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -I"$top/daemon/cache" \
 	-o "$bin/fcopy" "$top/bench/copy.c" "$top/daemon/cache/cache.c"
 # The guest case with its settings in front.

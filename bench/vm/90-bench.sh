@@ -15,7 +15,7 @@ S=$M/.meta/.status
 export FAMFS_FUSED=/usr/bin/famfs-fused
 B=1g
 mkdir -p $M /opt/famfs
-plan 6.12=22 7.3=18
+plan 6.12=23 7.3=19
 bench() { report "# bench: $*"; }
 requests() { sed -n 's/^requests=//p' $S; }
 
@@ -143,11 +143,13 @@ fallback_side devdax /dev/dax1.0 /mnt/fb fb
 # and cp of a POSIX_CP_MIB MiB file into the mount (each file served by
 # the daemon while written, logged at its close; on 7.3, where only the
 # kernel reaches fsdev_dax memory, held by the daemon and copied to the
-# device through a hidden file at the close) and into the
-# guest's /tmp, the two sides alternating; a round's ratio is /tmp time /
-# famfs time (famfs speed as a fraction of /tmp's). The tar holds files
-# only, so the row counts file creations.
+# device through a hidden file at the close), into the guest's /tmp, and
+# into famfs-bench-fuse-null (a FUSE server that accepts every request at
+# once and keeps nothing: what FUSE itself costs), the sides taking turns;
+# a round's ratio is /tmp time / famfs time (famfs speed as a fraction of
+# /tmp's). The tar holds files only, so the row counts file creations.
 POSIX_FILES=100 POSIX_CP_MIB=64 POSIX_ROUNDS=3
+NUL=/mnt/nul
 # posix_time DIR: seconds of the tar -x and of the cp into DIR
 posix_time() {
 	local t0 t1 t2
@@ -157,16 +159,19 @@ posix_time() {
 		echo "$t0 $t1 $t2" | awk '{ printf "%.6f %.6f\n", $2 - $1, $3 - $2 }'
 }
 posix_rounds() {
-	local i=0 f t
+	local i=0 f t n
 	: >/tmp/posix.rounds
 	while [ $i -lt $POSIX_ROUNDS ]; do
-		if [ $((i % 2)) = 0 ]; then
-			f=$(posix_time $M/p$i) && t=$(posix_time /tmp/p$i) || return 1
-		else
-			t=$(posix_time /tmp/p$i) && f=$(posix_time $M/p$i) || return 1
-		fi
-		echo "round $i: famfs $f s, /tmp $t s"
-		echo "$f $t" >>/tmp/posix.rounds
+		case $((i % 3)) in
+		0) f=$(posix_time $M/p$i) && t=$(posix_time /tmp/p$i) &&
+			n=$(posix_time $NUL/p$i) ;;
+		1) t=$(posix_time /tmp/p$i) && n=$(posix_time $NUL/p$i) &&
+			f=$(posix_time $M/p$i) ;;
+		*) n=$(posix_time $NUL/p$i) && f=$(posix_time $M/p$i) &&
+			t=$(posix_time /tmp/p$i) ;;
+		esac || return 1
+		echo "round $i: famfs $f s, /tmp $t s, null $n s"
+		echo "$f $t $n" >>/tmp/posix.rounds
 		rm -rf /tmp/p$i
 		i=$((i + 1))
 	done
@@ -177,15 +182,23 @@ posix_rounds() {
 			return a[int((k + 1) / 2)]
 		}
 		{ tr[NR] = $3 / $1; cr[NR] = $4 / $2; tf[NR] = $1; tt[NR] = $3
-		  cf[NR] = $2; ct[NR] = $4 }
+		  cf[NR] = $2; ct[NR] = $4; tn[NR] = $5; cn[NR] = $6
+		  tnr[NR] = $3 / $5; cnr[NR] = $4 / $6 }
 		END {
 			t = med(tr, NR); c = med(cr, NR)
-			printf "RESULT vm_posix_tar files=%d rounds=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f famfs_files_per_s=%.0f tmp_files_per_s=%.0f\n",
-				n, NR, t, tr[1], tr[NR], n / med(tf, NR), n / med(tt, NR)
-			printf "RESULT vm_posix_cp mib=%d rounds=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f famfs_mibs=%.1f tmp_mibs=%.1f\n",
-				mib, NR, c, cr[1], cr[NR], mib / med(cf, NR), mib / med(ct, NR)
+			tn1 = med(tnr, NR); cn1 = med(cnr, NR)
+			printf "RESULT vm_posix_tar files=%d rounds=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f famfs_files_per_s=%.0f tmp_files_per_s=%.0f null_files_per_s=%.0f null_ratio=%.3f null_ratio_min=%.3f null_ratio_max=%.3f\n",
+				n, NR, t, tr[1], tr[NR], n / med(tf, NR), n / med(tt, NR),
+				n / med(tn, NR), tn1, tnr[1], tnr[NR]
+			printf "RESULT vm_posix_cp mib=%d rounds=%d ratio=%.3f ratio_min=%.3f ratio_max=%.3f famfs_mibs=%.1f tmp_mibs=%.1f null_mibs=%.1f null_ratio=%.3f null_ratio_min=%.3f null_ratio_max=%.3f\n",
+				mib, NR, c, cr[1], cr[NR], mib / med(cf, NR), mib / med(ct, NR),
+				mib / med(cn, NR), cn1, cnr[1], cnr[NR]
 		}' /tmp/posix.rounds >/tmp/posix.result
 }
+t "bench: a FUSE server that does nothing at $NUL" sh -c "
+	mkdir -p $NUL && { famfs-bench-fuse-null $NUL 16 1024 1 & } &&
+	i=0 && while ! grep -q ' $NUL ' /proc/mounts; do
+		[ \$i -lt 100 ] || exit 1; sleep 0.05; i=\$((i + 1)); done"
 t "bench: $POSIX_FILES small files in a tar, a $POSIX_CP_MIB MiB file" sh -c "
 	mkdir -p /tmp/posix/d && i=0 &&
 	while [ \$i -lt $POSIX_FILES ]; do
@@ -196,4 +209,4 @@ t "bench: $POSIX_FILES small files in a tar, a $POSIX_CP_MIB MiB file" sh -c "
 	dd if=/dev/urandom of=/tmp/posix.src bs=1M count=$POSIX_CP_MIB 2>/dev/null"
 t "bench: tar -x and cp into the mount against /tmp, $POSIX_ROUNDS rounds" posix_rounds
 while read -r l; do bench "$l"; done </tmp/posix.result
-t "bench: unmount" umount $M
+t "bench: unmount" sh -c "umount $NUL && umount $M"
