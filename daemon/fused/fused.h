@@ -54,7 +54,7 @@ struct fused {
 	/* how we were started */
 	char devpath[PATH_MAX];
 	char mountpoint[PATH_MAX];
-	char mount_devno[32]; /* "major:minor" of our mount, once INIT is done */
+	char mount_devno[32]; /* fused_mount_devno() */
 	char fuse_dev[PATH_MAX];
 	unsigned int poll_ms;
 	unsigned int readahead_kb;
@@ -385,5 +385,15 @@ bool famfs_ext_module_fd(int fd);
 
 /* ---- readiness (main.c) ---- */
 void fused_ready(struct fused *fs, const char *err);
+/*
+ * ---- our own mount (ownmount.c) ----
+ * "major:minor" of our mount: read from the mount table the first time it
+ * is asked for once the mount is there (at the INIT reply, or once a
+ * connection is taken over), then kept, since a mount stacked later on the
+ * same path is not ours. NULL while it cannot be read.
+ */
+const char *fused_mount_devno(struct fused *fs);
+/* Is the top mount on our mount point ours? */
+bool fused_own_mount_on_top(struct fused *fs);
 
 #endif

@@ -728,8 +728,7 @@ static int serve(struct fused *fs)
 	while (!fuse_session_exited(fs->se)) {
 		if (fs->initialized && !tuned) {
 			/* the mount is in the table once INIT is answered */
-			famfs_mount_devno(fs->mountpoint, fs->mount_devno,
-					  sizeof(fs->mount_devno));
+			fused_mount_devno(fs);
 			tune_readahead(fs);
 			tuned = true;
 		}
@@ -917,19 +916,6 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 		    fs->mountpoint);
 }
 
-/*
- * Is the top mount on our mount point ours? Before INIT (no mount_devno
- * yet) it can only be the one we just made.
- */
-static bool own_mount_on_top(struct fused *fs)
-{
-	char devno[sizeof(fs->mount_devno)];
-
-	if (!fs->mount_devno[0])
-		return true;
-	return famfs_mount_devno(fs->mountpoint, devno, sizeof(devno)) &&
-	       !strcmp(devno, fs->mount_devno);
-}
 
 /* After serving: hand the mount over, or take it down; the exit code. */
 static int finish(struct fused *fs, int res)
@@ -944,7 +930,7 @@ static int finish(struct fused *fs, int res)
 	 * After umount(8), or a lazy one while files were still open, the
 	 * path may hold someone else's mount: only ours is unmounted.
 	 */
-	if ((stop || !fs->initialized) && own_mount_on_top(fs) &&
+	if ((stop || !fs->initialized) && fused_own_mount_on_top(fs) &&
 	    umount2(fs->mountpoint, 0) < 0 && errno == EBUSY)
 		umount2(fs->mountpoint, MNT_DETACH);
 	if (fs->ready_fd >= 0)

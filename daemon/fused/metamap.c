@@ -68,7 +68,6 @@ static struct {
 } job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1};
 
 static int mountinfo_fd = -1;
-static char mount_devno[32];
 /* our mount is gone, files not yet logged keep the mapping */
 static bool lingering;
 /* the log lock, held from then until the connection is closed */
@@ -136,7 +135,7 @@ static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
 	fused_devloss_arm(fs);
 	if (sbfd >= 0 && logfd >= 0)
 		fused_takeover_store_meta(sbfd, logfd);
-	if (famfs_mount_devno(fs->mountpoint, mount_devno, sizeof(mount_devno)))
+	if (fused_mount_devno(fs))
 		mountinfo_fd =
 			open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 }
@@ -315,7 +314,7 @@ static void let_go(struct fused *fs)
 void fused_metamap_watch(struct fused *fs)
 {
 	if (mountinfo_fd < 0 || lingering ||
-	    famfs_mount_with_devno(fs->mountpoint, mount_devno))
+	    famfs_mount_with_devno(fs->mountpoint, fs->mount_devno))
 		return;
 	if (!fs->pending) {
 		let_go(fs);

@@ -384,8 +384,9 @@ static void store(struct fused *fs)
 	st.direct_reads = fs->direct_reads;
 	st.readonly = fs->readonly;
 	st.role = fs->role;
-	if (!famfs_mount_devno(fs->mountpoint, st.devno, sizeof(st.devno)))
+	if (!fused_mount_devno(fs))
 		return;
+	snprintf(st.devno, sizeof(st.devno), "%s", fs->mount_devno);
 	snprintf(st.devpath, sizeof(st.devpath), "%s", fs->devpath);
 	snprintf(st.mountpoint, sizeof(st.mountpoint), "%s", fs->mountpoint);
 	snprintf(st.fuse_dev, sizeof(st.fuse_dev), "%s", fs->fuse_dev);
