@@ -196,6 +196,14 @@ static void writer_drop(struct fused *fs)
 		famfs_writer_end(&fs->writer);
 }
 
+/* A master that may append, on a device still there: 0, or the errno. */
+static int may_append(struct fused *fs)
+{
+	if (fs->readonly || fs->data_ro)
+		return EROFS;
+	return fused_dev_lost(fs) ? EIO : 0;
+}
+
 /*
  * What mkdir and create check first: a master that may write, a real
  * directory, a name the log can hold that is free. 0, or the errno.
@@ -207,10 +215,9 @@ static int check_new(fuse_req_t req, struct fused *fs, uint64_t parent,
 	int rc;
 
 	(void)req;
-	if (fs->readonly || fs->data_ro)
-		return EROFS;
-	if (fused_dev_lost(fs))
-		return EIO;
+	rc = may_append(fs);
+	if (rc)
+		return rc;
 	if (!dir)
 		return fused_is_meta(parent) ? EPERM : ENOENT;
 	if (!dir->is_dir)
@@ -281,10 +288,9 @@ int fused_set_dir(struct fused *fs, const struct famfs_node *dir,
 	/* The kernel checked who may (default_permissions). */
 	if (mode == dir->mode && uid == dir->uid && gid == dir->gid)
 		return 0; /* nothing to log */
-	if (fs->readonly || fs->data_ro)
-		return -EROFS;
-	if (fused_dev_lost(fs))
-		return -EIO;
+	rc = may_append(fs);
+	if (rc)
+		return -rc;
 	famfs_ns_path(dir, rel, sizeof(rel));
 	rc = writer_hold(fs);
 	if (rc)
