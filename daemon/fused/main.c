@@ -118,6 +118,8 @@ static void usage(FILE *f)
 		"  readahead_kb=N  kernel readahead for the mount (1024; 0: leave it)\n"
 		"  writer_wait=S   on a stop or restart, wait up to S seconds (10) for\n"
 		"                  the files being written through the mount to close\n"
+		"  ready_fd=N      once mounted (or failed), write OK (or ERR and the\n"
+		"                  reason) to fd N and close it\n"
 		"  noexec noatime rw defaults  as for mount(8)\n"
 		"  suid dev        honour set-user-ID files and device nodes from the\n"
 		"                  log (default: nosuid,nodev; the log is untrusted)\n"
@@ -945,6 +947,27 @@ static int finish(struct fused *fs, int res)
 	return res < 0 ? 1 : 0;
 }
 
+/*
+ * Started by hand, the daemon would hold what its caller left open for as
+ * long as the mount lives: a file of an earlier mount of this device held
+ * that way keeps that mount, and the file still being written in it, from
+ * ever ending. Ours to keep: the fds systemd hands a successor
+ * (LISTEN_FDS: the connection and its state, takeover.c) and ready_fd=.
+ */
+static void close_inherited_fds(const struct fused *fs)
+{
+	int listened = sd_listen_fds(0);
+	unsigned int first = SD_LISTEN_FDS_START + (listened > 0 ? listened : 0);
+	unsigned int keep = fs->ready_fd >= 0 ? (unsigned int)fs->ready_fd : 0;
+
+	if (keep >= first) {
+		if (keep > first)
+			close_range(first, keep - 1, 0);
+		first = keep + 1;
+	}
+	close_range(first, ~0U, 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .role = "auto" };
@@ -961,6 +984,7 @@ int main(int argc, char **argv)
 	res = parse_args(fs, &o, argc, argv);
 	if (res >= 0)
 		return res;
+	close_inherited_fds(fs);
 	/* DEVICE is optional (-o source=); the mount point is last */
 	adopt = prepare(fs, &o, argc - optind == 2 ? argv[optind] : NULL,
 			argv[argc - 1]);

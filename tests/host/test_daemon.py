@@ -68,3 +68,36 @@ def test_init_without_famfs_and_no_fallback(tmp_path, master, device, mounts):
             break
         time.sleep(0.02)
     assert not m.mounted()
+
+
+def test_a_daemon_started_by_hand_keeps_no_inherited_fd(tmp_path, master,
+                                                        device, mounts):
+    """famfs-fused run from a shell or a script, not by mount.famfs (which
+    closes them first): what its caller left open must not live on in the
+    daemon for the life of the mount. ready_fd= is kept: it is asked for."""
+    mnt = str(tmp_path / "byhand")
+    os.makedirs(mnt)
+    m = fh.Mount(master, device, mnt, str(tmp_path / "fused.log"))
+    mounts.append(m)
+    ready_r, ready_w = os.pipe()
+    held = open(str(tmp_path / "held-by-the-caller"), "wb")
+    p = subprocess.Popen(
+        [fh.FUSED, "-f", "-o", "logfile=%s,ready_fd=%d" % (m.logfile, ready_w),
+         device, mnt], env=master.env, pass_fds=(ready_w, held.fileno()),
+        stderr=subprocess.PIPE, text=True)
+    m.pid = p.pid
+    os.close(ready_w)
+    held.close()
+    try:
+        with os.fdopen(ready_r, "rb") as r:
+            assert r.readline() == b"OK\n"
+        assert m.mounted()
+        fds = os.listdir("/proc/%d/fd" % p.pid)
+        targets = [os.readlink("/proc/%d/fd/%s" % (p.pid, fd)) for fd in fds]
+        assert held.name not in targets, targets
+    finally:
+        if m.mounted():
+            m.unmount()
+        if p.poll() is None:
+            p.kill()
+        p.communicate(timeout=10)
