@@ -448,7 +448,7 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 		if (put < 0)
 			put = -errno;
 	} else {
-		put = famfs_data_write(&fs->dev, &p->fmap,
+		put = famfs_data_store(&fs->dev, &p->fmap,
 				       famfs_fmap_capacity(&p->fmap), off, buf,
 				       size);
 	}
@@ -655,6 +655,13 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 		rc = zero_range(fs, p, p->size, page_end);
 		if (rc)
 			fused_log(L_ERR, "%s, written through the mount, is lost: its last page cannot be zeroed: %s",
+				  p->relpath, famfs_errmsg());
+	}
+	/* Its bytes were stored unsynced: durable now, before its entry. */
+	if (!rc) {
+		rc = famfs_data_sync(&fs->dev, &p->fmap, 0, page_end);
+		if (rc)
+			fused_log(L_ERR, "%s, written through the mount, is lost: %s",
 				  p->relpath, famfs_errmsg());
 	}
 	fused_pending_finish(fs, p, rc);

@@ -51,9 +51,12 @@ static int write_image(const struct famfs_dev *dev, uint64_t dev_off,
 	return 0;
 }
 
-/* Store @n bytes of @src (zeros if NULL) at @dev_off, persistently. */
+/*
+ * Store @n bytes of @src (zeros if NULL) at @dev_off; with @sync, made
+ * durable too (else famfs_data_sync() does that later).
+ */
 static int put(const struct famfs_dev *dev, uint64_t dev_off,
-	       const uint8_t *src, size_t n)
+	       const uint8_t *src, size_t n, bool sync)
 {
 	int rc;
 
@@ -74,7 +77,8 @@ static int put(const struct famfs_dev *dev, uint64_t dev_off,
 	} else {
 		memset(dev->base + dev_off, 0, n);
 	}
-	famfs_dev_flush(dev, dev->base + dev_off, n);
+	if (sync)
+		famfs_dev_flush(dev, dev->base + dev_off, n);
 	return 0;
 }
 
@@ -101,7 +105,8 @@ static const struct famfs_dev *member(const struct famfs_dev *dev, uint64_t i,
 
 static ssize_t data_rw(const struct famfs_dev *dev,
 		       const struct famfs_omf_fmap *fm, uint64_t size,
-		       uint64_t off, void *buf, size_t len, bool write)
+		       uint64_t off, void *buf, size_t len, bool write,
+		       bool sync)
 {
 	uint8_t *p = buf;
 	size_t done = 0;
@@ -143,7 +148,7 @@ static ssize_t data_rw(const struct famfs_dev *dev,
 		if (n > d->size - dev_off)
 			n = (size_t)(d->size - dev_off);
 		if (write) {
-			rc = put(d, dev_off, p + done, n);
+			rc = put(d, dev_off, p + done, n, sync);
 			if (rc)
 				return rc;
 		} else {
@@ -159,19 +164,28 @@ ssize_t famfs_data_read(const struct famfs_dev *dev,
 			const struct famfs_omf_fmap *fm, uint64_t size,
 			uint64_t off, void *buf, size_t len)
 {
-	return data_rw(dev, fm, size, off, buf, len, false);
+	return data_rw(dev, fm, size, off, buf, len, false, false);
 }
 
 ssize_t famfs_data_write(const struct famfs_dev *dev,
 			 const struct famfs_omf_fmap *fm, uint64_t size,
 			 uint64_t off, const void *buf, size_t len)
 {
-	return data_rw(dev, fm, size, off, (void *)buf, len, true);
+	return data_rw(dev, fm, size, off, (void *)buf, len, true, true);
 }
 
-int famfs_data_zero(const struct famfs_dev *dev,
-		    const struct famfs_omf_fmap *fm, uint64_t from,
-		    uint64_t to)
+ssize_t famfs_data_store(const struct famfs_dev *dev,
+			 const struct famfs_omf_fmap *fm, uint64_t size,
+			 uint64_t off, const void *buf, size_t len)
+{
+	return data_rw(dev, fm, size, off, (void *)buf, len, true, false);
+}
+
+/* Call @fn on each contiguous run of device memory under [@from, @to). */
+static int each_run(const struct famfs_dev *dev,
+		    const struct famfs_omf_fmap *fm, uint64_t from, uint64_t to,
+		    int (*fn)(const struct famfs_dev *d, uint64_t dev_off,
+			      size_t n))
 {
 	uint64_t di, dev_off, contig;
 	const struct famfs_dev *d;
@@ -193,10 +207,37 @@ int famfs_data_zero(const struct famfs_dev *dev,
 			contig = to - from;
 		if (famfs_range_exceeds(dev_off, contig, d->size))
 			return famfs_fail(EIO, "fmap points outside the device");
-		rc = put(d, dev_off, NULL, (size_t)contig);
+		rc = fn(d, dev_off, (size_t)contig);
 		if (rc)
 			return rc;
 		from += contig;
 	}
 	return 0;
+}
+
+static int zero_run(const struct famfs_dev *d, uint64_t dev_off, size_t n)
+{
+	return put(d, dev_off, NULL, n, false);
+}
+
+int famfs_data_zero(const struct famfs_dev *dev,
+		    const struct famfs_omf_fmap *fm, uint64_t from,
+		    uint64_t to)
+{
+	return each_run(dev, fm, from, to, zero_run);
+}
+
+static int sync_run(const struct famfs_dev *d, uint64_t dev_off, size_t n)
+{
+	/* put() stored a devdax device's bytes around the cache already */
+	if (d->kind != FAMFS_DEV_DAX)
+		famfs_dev_flush(d, d->base + dev_off, n);
+	return 0;
+}
+
+int famfs_data_sync(const struct famfs_dev *dev,
+		    const struct famfs_omf_fmap *fm, uint64_t from,
+		    uint64_t to)
+{
+	return each_run(dev, fm, from, to, sync_run);
 }

@@ -550,10 +550,21 @@ ssize_t famfs_data_write(const struct famfs_dev *dev,
 			 const struct famfs_omf_fmap *fm, uint64_t size,
 			 uint64_t off, const void *buf, size_t len);
 /*
- * Zeros over [@from, @to) of a file (inside its map): one memset and one
- * flush per contiguous run, for memory a file gets before it is written.
+ * For a file not logged yet: famfs_data_store() is famfs_data_write()
+ * without making the bytes durable, and famfs_data_zero() stores zeros
+ * over [@from, @to) (inside the map) the same way. famfs_data_sync() over
+ * [@from, @to) then makes them durable once, before the file's entry is
+ * logged: for an image file that is one msync, which costs about as much
+ * for a page as for many (a devdax device's bytes went around the cache
+ * and need nothing).
  */
+ssize_t famfs_data_store(const struct famfs_dev *dev,
+			 const struct famfs_omf_fmap *fm, uint64_t size,
+			 uint64_t off, const void *buf, size_t len);
 int famfs_data_zero(const struct famfs_dev *dev,
+		    const struct famfs_omf_fmap *fm, uint64_t from,
+		    uint64_t to);
+int famfs_data_sync(const struct famfs_dev *dev,
 		    const struct famfs_omf_fmap *fm, uint64_t from,
 		    uint64_t to);
 

@@ -6,6 +6,7 @@ daemon that dies before the close leaves nothing and no space lost."""
 import errno
 import fcntl
 import json
+import mmap
 import os
 import signal
 import shutil
@@ -84,6 +85,70 @@ def test_a_written_file_is_logged_at_close(mnt, master):
     with pytest.raises(OSError) as e:
         os.truncate(path, 1)
     assert e.value.errno == errno.EPERM
+
+
+def _dirty_kib(path, off, length):
+    """KiB of the page cache pages of @path over [off, off + length) that
+    are dirty (not written back): mapped here read-only and touched, smaps
+    counts each page whose page cache copy is dirty."""
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), length, prot=mmap.PROT_READ, offset=off)
+        try:
+            for i in range(0, length, 4096):
+                m[i]
+            with open("/proc/self/smaps") as smaps:
+                lines = smaps.read().splitlines()
+        finally:
+            m.close()
+    ino = os.stat(path).st_ino
+    dirty, ours = None, False
+    for line in lines:
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+            ours = int(head[4]) == ino and int(head[2], 16) == off
+        elif ours and head[0] in ("Private_Dirty:", "Shared_Dirty:"):
+            dirty = (dirty or 0) + int(head[1])
+    assert dirty is not None, "no mapping of %s in smaps" % path
+    return dirty
+
+
+def test_a_file_is_durable_before_it_is_logged(mnt, master):
+    """Bytes written through the mount into an image file are written back
+    once, before the file's entry: the log never names a file whose bytes
+    a crash of the host could still lose. A logged file's bytes are written
+    back before the write returns."""
+    # Does this file system show dirty pages going clean (tmpfs does not)?
+    last = os.path.getsize(mnt.dev) - 4096
+    fd = os.open(mnt.dev, os.O_RDWR)
+    try:
+        old = os.pread(fd, 4096, last)
+        os.pwrite(fd, b"x" * 4096, last)
+        seen = _dirty_kib(mnt.dev, last, 4096)
+        os.pwrite(fd, old, last)
+        os.fsync(fd)
+        if seen != 4 or _dirty_kib(mnt.dev, last, 4096) != 0:
+            pytest.skip("the page cache of this file system does not show "
+                        "its pages written back (tmpfs?)")
+    finally:
+        os.close(fd)
+    path = os.path.join(mnt.mnt, "durable")
+    data = _data(3 * 4096 + 100, 5)
+    before = fh.log_next_index(mnt.dev)
+    with open(path, "wb") as f:
+        for i in range(0, len(data), 4000):
+            f.write(data[i:i + 4000])
+            f.flush()
+    assert _logged(mnt.dev, before + 1)
+    size, fmap = fh.file_entry(mnt.dev, os.stat(path).st_ino)
+    start = fh.dev_offset(fmap, 0)
+    assert _dirty_kib(mnt.dev, start, 4 * 4096) == 0
+    assert fh.read_via_fmap(mnt.dev, fmap, size) == data
+    # in place, into the logged file: durable when write(2) returns
+    with open(path, "r+b") as f:
+        f.write(b"y" * 4096)
+        f.flush()
+        assert _dirty_kib(mnt.dev, start, 4096) == 0
+    assert fh.read_via_fmap(mnt.dev, fmap, 4096) == b"y" * 4096
 
 
 def test_cp_tar_and_redirection_into_the_mount(mnt, master, tmp_path):
