@@ -20,6 +20,11 @@
 #   VM_VERBOSE      copy the guest console to stderr after the run
 #   VM_NVDIMM       size of the guest's NVDIMM backing file (default 3G;
 #                   sparse: only what the guest writes takes host disk)
+#   VM_PMEM_PREALLOC  1: the NVDIMMs' backing files are allocated before
+#                   the guest boots (QEMU's prealloc=on), as a device's
+#                   memory exists before it is used; else the host
+#                   allocates a sparse file's blocks at the guest's first
+#                   touch of each page (bench/vm.sh sets it)
 #   VM_ALONE        1: each case in a guest of its own (a case must build
 #                   the state it needs, so that any case runs alone)
 #   VM_FULLTREE     1: the full-tree check even when not all cases run
@@ -261,7 +266,7 @@ boot() {
 	if timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max -smp "${VM_SMP:-1}" \
 		-machine pc,nvdimm=on -m "$mem,slots=3,maxmem=8G" \
-		-object memory-backend-file,id=pmem0,share=on,mem-path="$w/$name.pmem",size=$nvsize,align=2M \
+		-object memory-backend-file,id=pmem0,share=on,mem-path="$w/$name.pmem",size=$nvsize,align=2M${VM_PMEM_PREALLOC:+,prealloc=on} \
 		-device nvdimm,memdev=pmem0,id=nvdimm0 \
 		"$@" ${VM_QEMU_ARGS:-} \
 		-kernel "$vmlinuz" -initrd "$w/initrd" \
@@ -363,7 +368,7 @@ one() { # NAME CASES: one single guest, with its three NVDIMMs
 	if [ -z "${VM_QEMU_ARGS:-}" ]; then
 		for n in 2 3; do
 			truncate -s 1024M "$w/$1-$n.pmem"
-			nv2="$nv2 -object memory-backend-file,id=pmem$((n - 1)),share=on,mem-path=$w/$1-$n.pmem,size=1024M,align=2M -device nvdimm,memdev=pmem$((n - 1)),id=nvdimm$((n - 1))"
+			nv2="$nv2 -object memory-backend-file,id=pmem$((n - 1)),share=on,mem-path=$w/$1-$n.pmem,size=1024M,align=2M${VM_PMEM_PREALLOC:+,prealloc=on} -device nvdimm,memdev=pmem$((n - 1)),id=nvdimm$((n - 1))"
 		done
 	fi
 	t0=$(now)
