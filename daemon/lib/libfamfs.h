@@ -777,7 +777,9 @@ int famfs_bucket_stats(struct famfs_dev *dev, unsigned int n,
  */
 struct famfs_shadow_stats {
 	uint64_t files, dirs; /* entries played */
+	uint64_t dir_changes; /* MKDIR entries of a directory there before */
 	uint64_t existed;     /* already there */
+	uint64_t changed;     /* of those, given a later mode or owner */
 	uint64_t tested;      /* YAML files read back and found equal */
 	uint64_t errors;      /* reported on stderr */
 };

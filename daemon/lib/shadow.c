@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "internal.h"
+#include "namespace.h"
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -426,17 +427,6 @@ static bool same_file(const struct famfs_omf_file *a,
 	return true;
 }
 
-static int count_entry(const struct famfs_omf_entry *e, uint64_t index,
-		       void *arg)
-{
-	struct famfs_shadow_stats *st = arg;
-
-	(void)index;
-	st->files += e->type == FAMFS_ENTRY_FILE;
-	st->dirs += e->type == FAMFS_ENTRY_MKDIR;
-	return 0;
-}
-
 /*
  * The tree is built relative to open directories, never by path: no
  * symbolic link is followed (a directory the log gives to a user may
@@ -448,6 +438,8 @@ struct shadow {
 	const char *root; /* for messages */
 	bool dryrun, test;
 	struct famfs_shadow_stats *st;
+	/* the whole log played: a directory's last mode and owner */
+	const struct famfs_ns *ns;
 };
 
 static void shadow_problem(struct shadow *s, const char *rel, const char *why)
@@ -573,19 +565,67 @@ static void shadow_file(struct shadow *s, int dir, const char *name,
 		shadow_test(s, dir, name, rel, fe);
 }
 
+/*
+ * A directory's later MKDIR entries change its mode and owner: each entry
+ * of a path gives the directory what its last one says, so that a tree
+ * played again catches up and never passes through an earlier mode.
+ */
+static void dir_owner_mode(const struct shadow *s, const char *rel,
+			   const struct famfs_omf_mkdir *md, uint32_t *mode,
+			   uint32_t *uid, uint32_t *gid)
+{
+	const struct famfs_node *n =
+		s->ns ? famfs_ns_resolve(s->ns, rel) : NULL;
+
+	*mode = (n && n->is_dir ? n->mode : md->mode) & 07777;
+	*uid = n && n->is_dir ? n->uid : md->uid;
+	*gid = n && n->is_dir ? n->gid : md->gid;
+}
+
+/* Give the directory open as @fd @mode and owner; 1 if it changed. */
+static int set_owner_mode(int fd, const struct stat *st, uint32_t mode,
+			  uint32_t uid, uint32_t gid)
+{
+	bool change = st->st_uid != uid || st->st_gid != gid;
+
+	if (change && fchown(fd, uid, gid) < 0)
+		return -errno;
+	/* chown drops set-id bits: the mode goes after it */
+	if ((change || (st->st_mode & 07777) != mode) && fchmod(fd, mode) < 0)
+		return -errno;
+	return change || (st->st_mode & 07777) != mode;
+}
+
 static void shadow_dir(struct shadow *s, int dir, const char *name,
 		       const char *rel, const struct famfs_omf_mkdir *md)
 {
+	uint32_t mode, uid, gid;
 	struct stat st;
-	int fd;
+	int fd, rc;
 
+	dir_owner_mode(s, rel, md, &mode, &uid, &gid);
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISDIR(st.st_mode))
+		if (!S_ISDIR(st.st_mode)) {
 			shadow_problem(
 				s, rel,
 				"something other than a directory is there");
+			return;
+		}
+		s->st->existed++;
+		if (s->dryrun || ((st.st_mode & 07777) == mode &&
+				  st.st_uid == uid && st.st_gid == gid))
+			return;
+		fd = openat(dir, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = fd < 0 || fstat(fd, &st) < 0 ?
+			     -errno :
+			     set_owner_mode(fd, &st, mode, uid, gid);
+		if (rc < 0)
+			shadow_problem(s, rel, strerror(-rc));
 		else
-			s->st->existed++;
+			s->st->changed += rc;
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	if (s->dryrun)
@@ -601,12 +641,39 @@ static void shadow_dir(struct shadow *s, int dir, const char *name,
 			s, rel,
 			fd < 0 ? strerror(errno)
 			       : "replaced by another's directory as it was made");
-	} else if (fchown(fd, md->uid, md->gid) < 0 ||
-		   fchmod(fd, md->mode & 07777) < 0) {
+	} else if (fchown(fd, uid, gid) < 0 || fchmod(fd, mode) < 0) {
 		shadow_problem(s, rel, strerror(errno));
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+/* A MKDIR entry of a directory made by an earlier one (namespace.c). */
+static bool is_dir_change(const struct shadow *s, uint64_t index,
+			  const char *rel)
+{
+	const struct famfs_node *n;
+
+	if (!s->ns || index >= s->ns->nindex || s->ns->by_index[index])
+		return false;
+	n = famfs_ns_resolve(s->ns, rel);
+	return n && n->is_dir;
+}
+
+/* A dry run where no tree is yet: every entry would be new. */
+static int count_entry(const struct famfs_omf_entry *e, uint64_t index,
+		       void *arg)
+{
+	struct shadow *s = arg;
+
+	if (e->type == FAMFS_ENTRY_FILE)
+		s->st->files++;
+	else if (e->type == FAMFS_ENTRY_MKDIR &&
+		 is_dir_change(s, index, e->mkdir.relpath))
+		s->st->dir_changes++;
+	else if (e->type == FAMFS_ENTRY_MKDIR)
+		s->st->dirs++;
+	return 0;
 }
 
 static int shadow_entry(const struct famfs_omf_entry *e, uint64_t index,
@@ -616,14 +683,18 @@ static int shadow_entry(const struct famfs_omf_entry *e, uint64_t index,
 	const char *rel, *name;
 	int dir;
 
-	(void)index;
 	if (e->type != FAMFS_ENTRY_FILE && e->type != FAMFS_ENTRY_MKDIR)
 		return 0;
-	if (e->type == FAMFS_ENTRY_FILE)
-		s->st->files++;
-	else
-		s->st->dirs++;
 	rel = e->type == FAMFS_ENTRY_FILE ? e->file.relpath : e->mkdir.relpath;
+	if (e->type == FAMFS_ENTRY_FILE) {
+		s->st->files++;
+	} else if (is_dir_change(s, index, rel)) {
+		/* its first entry gave the directory the last mode already */
+		s->st->dir_changes++;
+		return 0;
+	} else {
+		s->st->dirs++;
+	}
 	dir = open_parent(s, rel, &name);
 	if (dir < 0)
 		return 0;
@@ -639,8 +710,9 @@ int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 		      bool test, struct famfs_shadow_stats *st)
 {
 	char root[PATH_MAX];
-	struct shadow s = {-1, root, dryrun, test, st};
+	struct shadow s = {-1, root, dryrun, test, st, NULL};
 	struct famfs_walk w;
+	struct famfs_ns ns;
 	size_t n = strlen(dir);
 	int dirfd, rc;
 
@@ -681,12 +753,14 @@ int famfs_shadow_play(struct famfs_dev *dev, const char *dir, bool dryrun,
 			return rc;
 		}
 	}
-	if (s.rootfd < 0) {
-		/* dry run, no tree yet: every entry would be new */
-		famfs_dev_log_walk(dev, count_entry, st, &w);
+	/* a damaged log: what came before the bad entry still counts */
+	famfs_ns_load(dev, &ns, &(struct famfs_walk){ 0 }, NULL);
+	s.ns = &ns;
+	rc = famfs_dev_log_walk(dev, s.rootfd < 0 ? count_entry : shadow_entry,
+				&s, &w);
+	famfs_ns_free(&ns);
+	if (s.rootfd < 0)
 		return 0;
-	}
-	rc = famfs_dev_log_walk(dev, shadow_entry, &s, &w);
 	close(s.rootfd);
 	if (rc)
 		return rc;

@@ -175,10 +175,19 @@ static int shadow_logplay(const struct shadow_args *sh, const char *device,
 	if (rc && rc != -EIO)
 		fprintf(stderr, "famfs logplay: %s\n",
 			famfs_escape(famfs_errmsg(), esc, sizeof(esc)));
-	printf("famfs logplay: shadow tree of %s in %s: %llu files, %llu directories (%llu already there)%s",
+	printf("famfs logplay: shadow tree of %s in %s: %llu files, %llu directories (%llu already there",
 	       fs.mounted ? fs.root : fs.dev.path, dir,
 	       (unsigned long long)st.files, (unsigned long long)st.dirs,
-	       (unsigned long long)st.existed, dryrun ? ", dry run" : "");
+	       (unsigned long long)st.existed);
+	if (st.changed)
+		printf(", %llu of them given a later mode or owner",
+		       (unsigned long long)st.changed);
+	printf(")");
+	if (st.dir_changes)
+		printf(", %llu directory mode or owner changes",
+		       (unsigned long long)st.dir_changes);
+	if (dryrun)
+		printf(", dry run");
 	if (sh->test)
 		printf(", %llu YAML files checked", (unsigned long long)st.tested);
 	printf("%s\n", st.errors ? "; errors above" : "");

@@ -729,3 +729,42 @@ def test_who_may_change_a_logged_directory(world_mnt):
     os.chown(os.path.join(m, "pub/mine"), 0, 0)
     assert _owner_mode(os.path.join(m, "pub/mine")) == (0o755, 0, 0)
     assert fh.log_next_index(world_mnt.dev) == before + 3
+
+
+def test_the_shadow_tree_follows_a_directorys_changes(mnt, master,
+                                                       tmp_path):
+    """famfs logplay --shadow gives each directory of upstream's shadow
+    tree its last logged mode and owner: on the first play, and on a play
+    over a tree made before the change."""
+    d = os.path.join(mnt.mnt, "d")
+    os.mkdir(d, 0o755)
+    os.chmod(d, 0o700)
+    os.chown(d, 7, 8)
+    shadow = str(tmp_path / "shadow")
+    os.mkdir(shadow, 0o700)
+
+    def play():
+        p = master.famfs("logplay", "--shadow", shadow, mnt.mnt)
+        return p.stdout
+
+    out = play()
+    assert "0 files, 1 directories (0 already there), 2 directory mode " \
+        "or owner changes" in out, out
+    assert _owner_mode(os.path.join(shadow, "root/d")) == (0o700, 7, 8)
+    # another change: the tree there catches up, the first entry's mode
+    # (0755) never comes back
+    os.chmod(d, 0o2750)
+    os.chown(d, 9, 8)
+    assert _owner_mode(d) == (0o2750, 9, 8)
+    out = play()
+    assert "1 directories (1 already there, 1 of them given a later mode " \
+        "or owner), 4 directory mode or owner changes" in out, out
+    assert _owner_mode(os.path.join(shadow, "root/d")) == (0o2750, 9, 8)
+    out = play()
+    assert "(1 already there), 4 directory" in out, out
+    # a dry run where no tree is yet counts the same
+    os.mkdir(str(tmp_path / "none"), 0o700)
+    p = master.famfs("logplay", "--shadow", str(tmp_path / "none"), "-n",
+                     mnt.mnt, check=False)
+    assert "0 files, 1 directories (0 already there), 4 directory mode " \
+        "or owner changes, dry run" in p.stdout, (p.stdout, p.stderr)
