@@ -19,6 +19,7 @@ import time
 import pytest
 
 import famfs_host as fh
+import format_check
 
 
 def _data(n, seed):
@@ -37,6 +38,13 @@ def _logged(dev, n, timeout=5.0):
 def _fsck_clean(master, path):
     p = master.famfs("fsck", path, check=False)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def _reads_as_upstream(dev, files, dirs, changes):
+    """What an fsck of upstream's, sharing no code with ours, finds."""
+    r = format_check.check(dev)
+    assert r == {"errors": [], "files": files, "dirs": dirs,
+                 "changes": changes}, r
 
 
 def test_mkdir_logs_a_directory(mnt, master):
@@ -176,6 +184,9 @@ def test_cp_tar_and_redirection_into_the_mount(mnt, master, tmp_path):
     with open(mnt.mnt + "/hello") as f:
         assert f.read() == "hello\n"
     _fsck_clean(master, mnt.mnt)
+    # x, a, a/b; 20 files, top twice, hello; root's tar made a and a/b
+    # 0700 and gave them their mode after their files: one change each
+    _reads_as_upstream(mnt.dev, files=23, dirs=3, changes=2)
 
 
 def _dir_entries(dev, rel, first, last):
@@ -268,6 +279,8 @@ def test_tar_as_root_keeps_directory_modes_and_owners(mnt, master, client,
     assert "%d entries: %d files (" % (last, len(dirs)) in p.stdout
     assert "), %d directories, %d directory mode or owner changes, 0 other" \
         % (len(dirs), changes + 2) in p.stdout, p.stdout
+    _reads_as_upstream(mnt.dev, files=len(dirs), dirs=len(dirs),
+                       changes=changes + 2)
     # a change to what it is already logs nothing
     os.chmod(os.path.join(mnt.mnt, "t"), 0o755)
     os.chown(os.path.join(mnt.mnt, "t/private"), 1001, 100)
