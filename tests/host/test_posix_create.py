@@ -674,6 +674,31 @@ def test_a_users_file_never_shows_what_the_device_held(world_mnt, master):
     _fsck_clean(master, m)
 
 
+def test_holes_and_the_last_page_never_show_what_the_device_held(mnt,
+                                                                  master):
+    """Root's files keep what the device held only where nothing is
+    written and the size does not reach (famfs creat -s): a hole before a
+    write, and the rest of the last page (which a mapping shows whole),
+    read as zeros, on the device itself too."""
+    with open(mnt.dev, "r+b") as f:
+        f.seek(10 << 20)  # the memory after the log, where files go
+        f.write(b"\xaa" * (64 << 20))
+    path = os.path.join(mnt.mnt, "holey")
+    before = fh.log_next_index(mnt.dev)
+    with open(path, "wb") as f:
+        f.seek(8192)
+        f.write(b"z" * 10)
+    assert _logged(mnt.dev, before + 1)
+    want = bytes(8192) + b"z" * 10
+    with open(path, "rb") as f:
+        assert f.read() == want
+    size, fmap = fh.file_entry(mnt.dev, os.stat(path).st_ino)
+    assert size == len(want)
+    with open(mnt.dev, "rb") as f:
+        f.seek(fh.dev_offset(fmap, 0))
+        assert f.read(12288) == want + bytes(12288 - len(want))
+
+
 def test_a_user_lists_files_being_written_only_where_it_may(world_mnt):
     """readdir lists pending files with the directory's own permissions:
     an unprivileged user lists root's file being written in a directory

@@ -92,6 +92,38 @@ static void header_claiming_too_much_is_refused(void **state)
 	scratch_drop(&s);
 }
 
+/* A CRC recomputed over a wrong field: the field is still checked. */
+static void a_consistent_lie_is_still_refused(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+	struct famfs_omf_entry *e;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	populate(&dev);
+	/* entry 1 copied into slot 3, its CRC valid: its number is not 3 */
+	e = famfs_log_entry(dev.log, 3);
+	memcpy(e, famfs_log_entry(dev.log, 1), sizeof(*e));
+	e->file.relpath[0] = 'z';
+	e->crc = famfs_entry_crc(e);
+	famfs_sb_geometry(dev.sb, &g);
+	assert_int_equal(famfs_log_walk(dev.log, dev.log_len, &g, 0, NULL,
+					NULL, &walk), -EUCLEAN);
+	assert_int_equal(walk.valid, 3);
+	assert_non_null(strstr(walk.why, "log entry 3: sequence number 1"));
+	/* a header whose last index does not fit the log, CRC and all */
+	dev.log->last_index--;
+	dev.log->crc = famfs_log_header_crc(dev.log);
+	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "last index 15418"));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 static void only_the_master_appends(void **state)
 {
 	struct scratch s;
@@ -143,8 +175,25 @@ static void names_and_paths_are_checked(void **state)
 					    NULL, NULL), -ENOSPC);
 	assert_int_equal(famfs_writer_creat(&w, "empty", 0, 0644, 0, 0, NULL,
 					    NULL), -EINVAL);
+	/* 79 bytes fit the entry's 80 with the NUL; 80 do not */
+	assert_int_equal(famfs_writer_creat(&w, "d/" "0123456789012345678901234567890123456789"
+					    "0123456789012345678901234567890123456",
+					    1, 0644, 0, 0, NULL, NULL), 0);
+	assert_int_equal(famfs_writer_creat(&w, "d/" "0123456789012345678901234567890123456789"
+					    "01234567890123456789012345678901234567",
+					    1, 0644, 0, 0, NULL, NULL), -ENAMETOOLONG);
+	/* only .meta itself is the mount's: names that begin so are not */
+	assert_int_equal(famfs_writer_mkdir(&w, ".metadata", 0755, 0, 0), 0);
+	assert_int_equal(famfs_writer_mkdir(&w, ".meta2", 0755, 0, 0), 0);
+	assert_int_equal(famfs_writer_creat(&w, ".meta2/x", 1, 0644, 0, 0,
+					    NULL, NULL), 0);
 	famfs_writer_end(&w);
-	assert_int_equal(dev.log->next_index, 2);
+	assert_int_equal(dev.log->next_index, 6);
+	/* a damaged log: no writer starts, and it says what to do */
+	((uint8_t *)famfs_log_entry(dev.log, 1))[100] ^= 0x5a;
+	assert_int_equal(famfs_writer_begin(&w, &dev), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "the log is damaged (log entry 1"));
+	assert_non_null(strstr(famfs_errmsg(), "run famfs fsck"));
 	famfs_dev_close(&dev);
 	scratch_drop(&s);
 }
@@ -318,6 +367,7 @@ int main(void)
 		cmocka_unit_test(append_and_walk),
 		cmocka_unit_test(flipped_entry_is_found_by_number),
 		cmocka_unit_test(header_claiming_too_much_is_refused),
+		cmocka_unit_test(a_consistent_lie_is_still_refused),
 		cmocka_unit_test(only_the_master_appends),
 		cmocka_unit_test(names_and_paths_are_checked),
 		cmocka_unit_test(full_log_says_so),

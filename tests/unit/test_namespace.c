@@ -64,6 +64,9 @@ static void builds_a_tree_with_stable_inodes(void **state)
 	assert_ptr_equal(famfs_ns_get(&ns, FAMFS_ROOT_INO), &ns.root);
 	assert_null(famfs_ns_get(&ns, 99));
 	assert_null(famfs_ns_get(&ns, 0));
+	/* the last entry's inode, and the one just past it */
+	assert_string_equal(famfs_ns_get(&ns, 5)->name, "g");
+	assert_null(famfs_ns_get(&ns, 6));
 	famfs_ns_path(n, path, sizeof(path));
 	assert_string_equal(path, "a/b/f");
 	n = famfs_ns_lookup(&ns, famfs_ns_resolve(&ns, "a"), "b");
@@ -226,6 +229,70 @@ static void many_entries_stay_fast_and_findable(void **state)
 	famfs_ns_free(&ns);
 }
 
+/* One name in a thousand directories: each lookup finds its own. */
+static void the_same_name_in_many_directories(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+	struct famfs_node *n;
+	char name[32];
+	uint64_t i = 0;
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	for (int d = 0; d < 1000; d++) {
+		snprintf(name, sizeof(name), "d%d", d);
+		e = mkdir_entry(name);
+		assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+		snprintf(name, sizeof(name), "d%d/f", d);
+		e = file_entry(name, (uint64_t)d);
+		assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+	}
+	for (int d = 0; d < 1000; d++) {
+		snprintf(name, sizeof(name), "d%d/f", d);
+		n = famfs_ns_resolve(&ns, name);
+		assert_non_null(n);
+		assert_int_equal(n->size, (uint64_t)d);
+		assert_int_equal(n->ino, (uint64_t)d * 2 + 3);
+		snprintf(name, sizeof(name), "d%d", d);
+		assert_string_equal(n->parent->name, name);
+	}
+	famfs_ns_free(&ns);
+}
+
+/*
+ * Entries that make no node (directory changes) still take inodes: then
+ * two directories' inodes can share a hash bucket's bits, and their
+ * children of one name one bucket. Each lookup still finds its own.
+ */
+static void the_same_name_after_many_directory_changes(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+	uint64_t i = 0;
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	e = mkdir_entry("a");
+	assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+	while (i < 256) {
+		e = mkdir_entry("a");
+		e.mkdir.mode = 0700 + (uint32_t)(i & 1);
+		assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+	}
+	e = mkdir_entry("b");
+	assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+	assert_int_equal(famfs_ns_resolve(&ns, "b")->ino, 256 + 2);
+	e = file_entry("a/f", 1);
+	assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+	e = file_entry("b/f", 2);
+	assert_int_equal(famfs_ns_apply(&ns, &e, i++), 0);
+	assert_int_equal(famfs_ns_resolve(&ns, "a/f")->size, 1);
+	assert_int_equal(famfs_ns_resolve(&ns, "b/f")->size, 2);
+	assert_int_equal(ns.dir_changes, 255);
+	famfs_ns_free(&ns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +300,8 @@ int main(void)
 		cmocka_unit_test(bad_paths_hide_only_their_entry),
 		cmocka_unit_test(a_second_mkdir_changes_mode_and_owner),
 		cmocka_unit_test(many_entries_stay_fast_and_findable),
+		cmocka_unit_test(the_same_name_in_many_directories),
+		cmocka_unit_test(the_same_name_after_many_directory_changes),
 		cmocka_unit_test(the_first_owner_keeps_shared_memory),
 	};
 
