@@ -5,6 +5,7 @@
  * against values computed independently (Python's zlib.crc32 over the same
  * little-endian bytes).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,6 +83,18 @@ static void checksums(void **state)
 	sb.flags = 7;
 	sb.daxdev.size = 123;
 	assert_int_equal(famfs_sb_crc(&sb), 0x3ee484f3);
+
+	/* upstream's format allows a 4 KiB allocation unit, nothing else */
+	sb.flags = FAMFS_SB_PRIMARY;
+	sb.daxdev.size = 1ULL << 30;
+	sb.crc = famfs_sb_crc(&sb);
+	assert_int_equal(famfs_sb_check(&sb, 1ULL << 30), 0);
+	sb.alloc_unit = 4096;
+	sb.crc = famfs_sb_crc(&sb);
+	assert_int_equal(famfs_sb_check(&sb, 1ULL << 30), 0);
+	sb.alloc_unit = 8192;
+	sb.crc = famfs_sb_crc(&sb);
+	assert_int_equal(famfs_sb_check(&sb, 1ULL << 30), -EUCLEAN);
 }
 
 /*
