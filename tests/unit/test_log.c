@@ -193,6 +193,15 @@ static void names_and_paths_are_checked(void **state)
 	assert_non_null(strstr(famfs_errmsg(), "too large"));
 	assert_int_equal(famfs_writer_creat(&w, "big", 60 * MiB, 0644, 0, 0,
 					    NULL, NULL), -ENOSPC);
+	/* the whole device is in use by the log: no room, but not too big */
+	assert_int_equal(famfs_writer_creat(&w, "big", 64 * MiB, 0644, 0, 0,
+					    NULL, NULL), -ENOSPC);
+	assert_int_equal(famfs_writer_creat(&w, "big", 64 * MiB + 1, 0644, 0,
+					    0, NULL, NULL), -EFBIG);
+	/* the root is not in the log: its mode and owner cannot change */
+	assert_int_equal(famfs_writer_set_dir(&w, "", 0700, 0, 0), -EPERM);
+	assert_int_equal(famfs_writer_set_dir(&w, "f", 0700, 0, 0), -ENOTDIR);
+	assert_int_equal(famfs_writer_set_dir(&w, "nope", 0700, 0, 0), -ENOENT);
 	assert_int_equal(famfs_writer_creat(&w, "empty", 0, 0644, 0, 0, NULL,
 					    NULL), -EINVAL);
 	/* 79 bytes fit the entry's 80 with the NUL; 80 do not */
