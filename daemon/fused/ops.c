@@ -961,7 +961,12 @@ static void fused_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 static void fused_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
-	/* Writes reach the device (and are flushed) before they are acked. */
+	/*
+	 * A logged file's writes reach the device (and are flushed) before
+	 * they are acked. A file being written exists only once it is logged
+	 * at its last close, its bytes made durable just before: until then
+	 * a crash leaves nothing that fsync could have kept.
+	 */
 	(void)ino;
 	(void)datasync;
 	(void)fi;

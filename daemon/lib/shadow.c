@@ -590,7 +590,7 @@ static int set_owner_mode(int fd, const struct stat *st, uint32_t mode,
 
 	if (change && fchown(fd, uid, gid) < 0)
 		return -errno;
-	/* chown drops set-id bits: the mode goes after it */
+	/* chown may drop set-id bits: the mode goes after it */
 	if ((change || (st->st_mode & 07777) != mode) && fchmod(fd, mode) < 0)
 		return -errno;
 	return change || (st->st_mode & 07777) != mode;
