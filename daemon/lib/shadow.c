@@ -648,7 +648,11 @@ static void shadow_dir(struct shadow *s, int dir, const char *name,
 		close(fd);
 }
 
-/* A MKDIR entry of a directory made by an earlier one (namespace.c). */
+/*
+ * A MKDIR entry of a directory an earlier entry made (namespace.c): its
+ * inode is that entry's index + 2. A path the log makes only later is not
+ * one: this entry was skipped, as on any replay.
+ */
 static bool is_dir_change(const struct shadow *s, uint64_t index,
 			  const char *rel)
 {
@@ -657,7 +661,7 @@ static bool is_dir_change(const struct shadow *s, uint64_t index,
 	if (!s->ns || index >= s->ns->nindex || s->ns->by_index[index])
 		return false;
 	n = famfs_ns_resolve(s->ns, rel);
-	return n && n->is_dir;
+	return n && n->is_dir && n->ino - 2 < index;
 }
 
 /* A dry run where no tree is yet: every entry would be new. */

@@ -14,7 +14,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import struct
 import time
+import zlib
 
 import pytest
 
@@ -806,3 +808,33 @@ def test_the_shadow_tree_follows_a_directorys_changes(mnt, master,
                      mnt.mnt, check=False)
     assert "0 files, 1 directories (0 already there), 4 directory mode " \
         "or owner changes, dry run" in p.stdout, (p.stdout, p.stderr)
+
+
+def test_the_shadow_tree_counts_a_directory_made_later_as_no_change(
+        tmp_path, master):
+    """A MKDIR entry whose parent the log makes only later is skipped as on
+    any replay, even though the final namespace has its path: a change is
+    an entry of a directory an earlier entry made."""
+    dev = str(tmp_path / "img")
+    fh.mkfs(master, dev, 256 << 20)
+    master.famfs("mkdir", "-D", dev, "a")
+    master.famfs("mkdir", "-D", dev, "a/b")
+    a, ab = fh.read_entry(dev, 0), fh.read_entry(dev, 1)
+    for index, e in enumerate((ab, a, ab)):
+        e = bytearray(e)
+        struct.pack_into("<Q", e, 0, index)
+        struct.pack_into("<Q", e, 536, zlib.crc32(bytes(e[:536])))
+        with open(dev, "r+b") as f:
+            f.seek(fh.LOG_OFFSET + fh.LOG_HDR + index * fh.ENTRY)
+            f.write(e)
+    with open(dev, "r+b") as f:
+        f.seek(fh.LOG_OFFSET + 40)
+        f.write(struct.pack("<Q", 3))
+    shadow = str(tmp_path / "shadow")
+    os.mkdir(shadow, 0o700)
+    p = master.famfs("logplay", "--shadow", shadow, "--daxdev", dev,
+                     check=False)
+    assert "directory mode or owner changes" not in p.stdout, p.stdout
+    assert "0 files, 3 directories" in p.stdout, p.stdout
+    assert "a/b" in p.stderr and p.returncode == 1, (p.stdout, p.stderr)
+    assert os.path.isdir(os.path.join(shadow, "root/a/b"))
