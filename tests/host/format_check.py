@@ -10,14 +10,12 @@ reader that predates them skips each as a directory already there)."""
 import struct
 import zlib
 
-MiB = 1 << 20
+from famfs_host import ENTRY, LOG_HDR, LOG_OFFSET, MiB
+
 SB_MAGIC = 0x87b282ff
 LOG_MAGIC = 0xbadcafef00d
 SB_VERSION = 48
 UNIT = 2 * MiB
-LOG_OFFSET = 2 * MiB
-LOG_HDR = 48
-ENTRY = 544
 PATH_LEN = 80
 FILE, MKDIR, ADD_DAXDEV = 0, 1, 3
 MAX_SIMPLE = 16
