@@ -9,6 +9,7 @@ import signal
 import struct
 import subprocess
 import time
+import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
@@ -223,6 +224,20 @@ def read_entry(dev, index):
     with open(dev, "rb") as f:
         f.seek(LOG_OFFSET + LOG_HDR + index * ENTRY)
         return f.read(ENTRY)
+
+
+def write_entry(dev, index, e, count=None):
+    """Put entry @e at @index as a writer would (its number and CRC
+    redone); with @count, set the log's entry count too."""
+    e = bytearray(e)
+    struct.pack_into("<Q", e, 0, index)
+    struct.pack_into("<Q", e, 536, zlib.crc32(bytes(e[:536])))
+    with open(dev, "r+b") as f:
+        f.seek(LOG_OFFSET + LOG_HDR + index * ENTRY)
+        f.write(e)
+        if count is not None:
+            f.seek(LOG_OFFSET + 40)
+            f.write(struct.pack("<Q", count))
 
 
 def log_next_index(dev):
