@@ -134,7 +134,7 @@ struct fused {
 	 * named at the last look for them, and how many were missing.
 	 */
 	uint32_t members_seen, members_missing;
-	int64_t members_retry; /* when to look for the missing ones again */
+	uint64_t members_retry; /* when to look for the missing ones again (ms) */
 	bool bind_members;     /* put them on the kernel's famfs dax driver */
 
 	int64_t mount_time;
@@ -160,7 +160,7 @@ struct fused {
 
 	/* the device's health as famfs_dax reports it (health.c) */
 	char health[64];
-	int64_t health_checked;
+	uint64_t health_checked; /* ms */
 	bool dev_lost; /* our mapping of it faulted or it shrank (devloss.c) */
 };
 
@@ -175,6 +175,8 @@ void fused_log(enum fused_level lvl, const char *fmt, ...)
 /* The most verbose level logged (syslog numbers: L_INFO, or L_DEBUG). */
 int fused_log_get_level(void);
 void fused_log_set_level(int level);
+/* Monotonic milliseconds (vDSO: no syscall). */
+uint64_t fused_now_ms(void);
 
 /* ---- the monitoring socket (monitor.c) ---- */
 /* Listen at SHADOW/sock (making SHADOW unless given); a failure is logged. */
@@ -315,10 +317,13 @@ int fused_pending_gone(uint64_t ino);
 /* The pending file @ino, or NULL (logged since, or never one) */
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
 /*
- * After each request: let go of the mount held while files were pending,
- * once none is (the file system then ends, if it was unmounted).
+ * After each request and poll: let go of the mount held while files were
+ * pending once none is (the file system then ends, if it was unmounted),
+ * and of the log lock once none has been for a moment.
  */
 void fused_pending_idle(struct fused *fs);
+/* When fused_pending_idle() has the log lock to let go of: ms, or -1. */
+int fused_pending_timeout_ms(const struct fused *fs);
 /*
  * For readdir: the file being written in directory @dir whose inode
  * number is the lowest above @after; false when there is none.

@@ -15,21 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fused.h"
 
 /* Timer ticks and lookup misses come often: look at most this often. */
-#define HEALTH_MIN_INTERVAL_NS 100000000LL
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#define HEALTH_MIN_INTERVAL_MS 100
 
 /* The attribute's text into @buf ("" when there is none). */
 static void read_health(const char *devpath, char *buf, size_t len)
@@ -56,13 +47,13 @@ static void read_health(const char *devpath, char *buf, size_t len)
 void fused_health_check(struct fused *fs, bool now)
 {
 	char h[sizeof(fs->health)];
-	int64_t t = now_ns();
+	uint64_t t = fused_now_ms();
 	bool was_failed = !strncmp(fs->health, "failed", 6);
 
 	if (fs->dev_lost)
 		return; /* "lost" says more than the attribute can */
 	if (!now && fs->health_checked &&
-	    t - fs->health_checked < HEALTH_MIN_INTERVAL_NS)
+	    t - fs->health_checked < HEALTH_MIN_INTERVAL_MS)
 		return;
 	fs->health_checked = t;
 	read_health(fs->devpath, h, sizeof(h));

@@ -20,6 +20,14 @@ static bool journal, use_syslog;
 static int max_level = L_INFO;
 static FILE *logf;
 
+uint64_t fused_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 int fused_log_get_level(void)
 {
 	return max_level;

@@ -647,15 +647,6 @@ static void find_unit(struct fused *fs)
 		fclose(f);
 }
 
-/* Monotonic milliseconds (vDSO: no syscall). */
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * A stop signal came: may the loop end? Not while files are being
  * written through the mount: they live in this daemon alone (create.c),
@@ -665,7 +656,7 @@ static uint64_t now_ms(void)
  */
 static bool may_leave(struct fused *fs, uint64_t *until)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fused_now_ms();
 
 	if (!fs->npending)
 		return true;
@@ -684,18 +675,26 @@ static bool may_leave(struct fused *fs, uint64_t *until)
 	return true;
 }
 
-/* The poll timeout: the monitor's, shortened to the end of a wait. */
-static int poll_timeout(int timeout, uint64_t until)
+/* The sooner of two poll timeouts (-1: none). */
+static int sooner(int a, int b)
 {
-	uint64_t now = now_ms();
+	return a < 0 || (b >= 0 && b < a) ? b : a;
+}
 
+/*
+ * The poll timeout: the monitor's, shortened to the end of a wait and to
+ * the end of the log lock's linger.
+ */
+static int poll_timeout(struct fused *fs, int timeout, uint64_t until)
+{
+	uint64_t now = fused_now_ms();
+
+	timeout = sooner(timeout, fused_pending_timeout_ms(fs));
 	if (!until)
 		return timeout;
 	if (until <= now)
 		return 0;
-	if (timeout < 0 || until - now < (uint64_t)timeout)
-		return (int)(until - now);
-	return timeout;
+	return sooner(timeout, (int)(until - now));
 }
 
 static int serve(struct fused *fs)
@@ -746,9 +745,9 @@ static int serve(struct fused *fs)
 					  .events = POLLIN };
 		int timeout = fused_monitor_timeout_ms(fs);
 		uint64_t due = timeout < 0 ? UINT64_MAX :
-					     now_ms() + (uint64_t)timeout;
+					     fused_now_ms() + (uint64_t)timeout;
 
-		if (poll(pfd, (nfds_t)n, poll_timeout(timeout, until)) < 0) {
+		if (poll(pfd, (nfds_t)n, poll_timeout(fs, timeout, until)) < 0) {
 			if (errno == EINTR)
 				continue;
 			res = -errno;
@@ -758,7 +757,7 @@ static int serve(struct fused *fs)
 		 * The monitor's work: a connection, or one of its timeouts
 		 * due. Not on every FUSE request: that is a syscall each.
 		 */
-		if (pfd[2].revents || now_ms() >= due)
+		if (pfd[2].revents || fused_now_ms() >= due)
 			fused_monitor_run(fs);
 		if (pfd[3].revents)
 			fused_metamap_finish(fs);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "fused.h"
 
@@ -115,22 +114,14 @@ int fused_refresh(struct fused *fs)
 }
 
 /* Looking for a device scans /dev: not on every lookup miss. */
-#define MEMBERS_RETRY_SECONDS 10
-
-static int64_t now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
+#define MEMBERS_RETRY_MS 10000
 
 void fused_members_sync(struct fused *fs)
 {
 	unsigned int flags = fs->data_ro ? 0 : FAMFS_OPEN_RW;
 	uint32_t n = famfs_geo_ndevs(&fs->g);
 	struct famfs_members res;
-	int64_t now = now_s();
+	uint64_t now = fused_now_ms();
 
 	if (n == fs->members_seen &&
 	    (!fs->members_missing || now < fs->members_retry))
@@ -148,7 +139,7 @@ void fused_members_sync(struct fused *fs)
 		fused_log(L_NOTICE, "all %u devices of this famfs are open", n);
 	fs->members_seen = n;
 	fs->members_missing = res.missing;
-	fs->members_retry = now + MEMBERS_RETRY_SECONDS;
+	fs->members_retry = now + MEMBERS_RETRY_MS;
 }
 
 int fused_load(struct fused *fs)

@@ -3,6 +3,7 @@
 through mount.famfs, and a reader of the on-media log written from the
 format description (not from our C code), so replies can be checked
 against an independent decoding."""
+import fcntl
 import os
 import re
 import signal
@@ -147,6 +148,39 @@ def mkfs(host, path, size):
               "wb") as f:
         f.truncate(size)
     run([MKFS, path], env=host.env)
+
+
+def lock_file(dev):
+    """Root's writers' lock of the image @dev: named by its identity."""
+    st = os.stat(dev)
+    os.makedirs("/run/famfs/lock", mode=0o700, exist_ok=True)
+    return "/run/famfs/lock/f%d:%d-%d" % (os.major(st.st_dev),
+                                          os.minor(st.st_dev), st.st_ino)
+
+
+def try_log_lock(dev):
+    """The writers' lock of @dev taken as a writer takes it (an OFD write
+    lock on the lock file): the fd, or None while another writer has it."""
+    fd = os.open(lock_file(dev), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+        return fd
+    except OSError:
+        os.close(fd)
+        return None
+
+
+def take_log_lock(dev, timeout=10.0):
+    """try_log_lock() until it succeeds (a daemon keeps the lock a moment
+    after its last file), for at most @timeout seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        fd = try_log_lock(dev)
+        if fd is not None:
+            return fd
+        assert time.monotonic() < end, "the log lock of %s stayed held" % dev
+        time.sleep(0.02)
 
 
 def alive(pid):

@@ -4,7 +4,6 @@ files made with open(O_CREAT) + write + close, which the log gets as one
 FILE entry at the last close. A client never sees a file half written; a
 daemon that dies before the close leaves nothing and no space lost."""
 import errno
-import fcntl
 import json
 import mmap
 import os
@@ -585,17 +584,36 @@ def test_the_cli_waits_while_files_are_pending(mnt, master):
     _fsck_clean(master, mnt.mnt)
 
 
+def test_the_daemon_lets_go_of_the_log_lock_after_the_last_file(mnt,
+                                                                 device):
+    """The daemon holds the log lock while a file is being written and
+    lets go of it a moment (0.1 s) after the last one, so the next file
+    of a tar does not take it anew; then another writer gets it."""
+    with open(os.path.join(mnt.mnt, "p"), "wb") as f:
+        f.write(b"x")
+        f.flush()
+        time.sleep(0.3)  # longer than the linger: the file holds it
+        assert fh.try_log_lock(device) is None
+    t = time.monotonic()
+    fd = fh.take_log_lock(device, timeout=5)
+    try:
+        assert time.monotonic() - t < 3
+        # and the daemon, finding it held, refuses to create
+        with pytest.raises(OSError) as e:
+            os.mkdir(os.path.join(mnt.mnt, "d"))
+        assert e.value.errno == errno.EBUSY
+    finally:
+        os.close(fd)
+    os.mkdir(os.path.join(mnt.mnt, "d"))
+
+
 def test_creation_while_another_writer_holds_the_lock(mnt, master,
                                                       device):
     """The daemon never waits for the log lock (the writer holding it may
     need the daemon to serve it): mkdir and create fail with EBUSY while
     another writer holds it, and work once it is free."""
-    st = os.stat(device)
-    name = "/run/famfs/lock/f%d:%d-%d" % (os.major(st.st_dev),
-                                         os.minor(st.st_dev), st.st_ino)
-    fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = fh.take_log_lock(device)
     try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(OSError) as e:
             os.mkdir(os.path.join(mnt.mnt, "later"))
         assert e.value.errno == errno.EBUSY

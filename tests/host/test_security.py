@@ -242,20 +242,10 @@ def test_user_cannot_block_writers(wmnt):
             holder.wait()
 
 
-def _lock_file(dev):
-    """Root's writers' lock of the image @dev: named by its identity."""
-    st = os.stat(dev)
-    os.makedirs("/run/famfs/lock", mode=0o700, exist_ok=True)
-    return "/run/famfs/lock/f%d:%d-%d" % (os.major(st.st_dev),
-                                          os.minor(st.st_dev), st.st_ino)
-
-
 def test_writer_lock_waits_with_a_bound(wmnt):
     root, m = wmnt
-    fd = os.open(_lock_file(m.dev), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = fh.take_log_lock(m.dev)
     try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
-                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
         env = dict(root.env, FAMFS_LOCK_TIMEOUT="2")
         t = time.monotonic()
         p = fh.run([fh.FAMFS, "mkdir", os.path.join(m.mnt, "d")], env=env,
@@ -278,14 +268,6 @@ def test_writer_lock_waits_with_a_bound(wmnt):
     root.famfs("mkdir", os.path.join(m.mnt, "d"))
 
 
-def _ofd_write_lock(path):
-    """An fd holding the writers' lock on @path, as a writer holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
-                struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
-    return fd
-
-
 def test_readers_never_take_the_log_lock(wmnt):
     """While a writer holds the device's log lock (root's lock file),
     every command that only reads the log completes at once; writers give
@@ -293,7 +275,7 @@ def test_readers_never_take_the_log_lock(wmnt):
     root, m = wmnt
     root.famfs("creat", "-s", "2m", "-r", "-S", "7",
                os.path.join(m.mnt, "f"))
-    fds = [_ofd_write_lock(_lock_file(m.dev))]
+    fds = [fh.take_log_lock(m.dev)]
     env = dict(root.env, FAMFS_LOCK_TIMEOUT="0")
     f = os.path.join(m.mnt, "f")
     try:

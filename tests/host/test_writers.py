@@ -273,14 +273,8 @@ def test_cli_reports_a_lost_device_instead_of_dying(master, device, mnt):
     """The daemon is SIGKILLed while famfs mkdir has the log mapped (it
     waits for the writers' lock, held here): the command says the device
     is lost and exits 1, it is not killed by SIGBUS."""
-    st = os.stat(device)
-    os.makedirs("/run/famfs/lock", mode=0o700, exist_ok=True)
-    fd = os.open("/run/famfs/lock/f%d:%d-%d" % (
-        os.major(st.st_dev), os.minor(st.st_dev), st.st_ino),
-        os.O_RDWR | os.O_CREAT, 0o600)
+    fd = fh.take_log_lock(device)
     try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
-                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
         p = subprocess.Popen([fh.FAMFS, "mkdir", mnt.mnt + "/d"],
                              env=dict(master.env, FAMFS_LOCK_TIMEOUT="60"),
                              stderr=subprocess.PIPE, text=True)
