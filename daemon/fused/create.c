@@ -535,46 +535,10 @@ int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
 	return 0;
 }
 
-/*
- * Is task @pid dying of a signal? A task closes its files late in
- * do_exit(), after PF_EXITING is set (field 9 of /proc/PID/stat) and its
- * exit code (field 52) is known: a signal's number there, not exit()'s.
- */
-static bool died_of_signal(pid_t pid)
-{
-	unsigned long long v, flags = 0, code = 0;
-	char path[64], buf[2048], *f;
-	ssize_t n;
-	int fd, i = 3;
-
-	/* one read: the kernel makes the whole line at once (no stdio) */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	f = strrchr(buf, ')');
-	if (!f)
-		return false;
-	/* fields 3 (the state) onwards, after the command's name */
-	for (f = strtok(f + 1, " "); f; f = strtok(NULL, " "), i++) {
-		v = strtoull(f, NULL, 10);
-		if (i == 9)
-			flags = v;
-		if (i == 52)
-			code = v;
-	}
-	return (flags & 0x4 /* PF_EXITING */) && (code & 0x7f);
-}
-
 void fused_pending_flush(struct fused_pending *p, pid_t pid)
 {
 	/* A writer killed half way has not written a file: none is logged. */
-	if (!p->lost && died_of_signal(pid)) {
+	if (!p->lost && fused_task_killed(pid)) {
 		fused_log(L_INFO, "%s: its writer (pid %d) was killed",
 			  p->relpath, (int)pid);
 		p->lost = "its writer was killed";

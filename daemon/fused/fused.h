@@ -178,6 +178,16 @@ void fused_log_set_level(int level);
 /* Monotonic milliseconds (vDSO: no syscall). */
 uint64_t fused_now_ms(void);
 
+/* ---- a writer killed half way (procstat.c) ---- */
+/*
+ * Is task @pid dying of a signal? A task closes its files late in
+ * do_exit(), after PF_EXITING is set (field 9 of /proc/PID/stat) and its
+ * exit code (field 52) is known: a signal's number there, not exit()'s.
+ */
+bool fused_task_killed(pid_t pid);
+/* The same, from a line of /proc/PID/stat */
+bool fused_stat_says_killed(const char *line);
+
 /* ---- the monitoring socket (monitor.c) ---- */
 /* Listen at SHADOW/sock (making SHADOW unless given); a failure is logged. */
 void fused_monitor_start(struct fused *fs);
