@@ -334,6 +334,8 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
 void fused_pending_idle(struct fused *fs);
 /* When fused_pending_idle() has the log lock to let go of: ms, or -1. */
 int fused_pending_timeout_ms(const struct fused *fs);
+/* The loop is over: let go of the log lock now if nothing is pending. */
+void fused_pending_stop(struct fused *fs);
 /*
  * For readdir: the file being written in directory @dir whose inode
  * number is the lowest above @after; false when there is none.

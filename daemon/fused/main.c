@@ -938,6 +938,7 @@ static int finish(struct fused *fs, int res)
 		fused_ready(fs, "the mount ended before the kernel's INIT");
 	fuse_session_destroy(fs->se); /* closes the FUSE fd */
 	fused_metamap_end();
+	fused_pending_stop(fs); /* after the FUSE fd, which holds the device */
 	fused_log(L_NOTICE, "%s unmounted from %s; exiting", fs->devpath,
 		  fs->mountpoint);
 	famfs_ns_free(&fs->ns);
