@@ -922,6 +922,8 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 static int finish(struct fused *fs, int res)
 {
 	if (fused_takeover_leave(fs, stop, stop == 2)) {
+		/* a successor may create at once: the log lock is its */
+		fused_pending_stop(fs);
 		fuse_session_destroy(fs->se); /* the fd store keeps it open */
 		return stop == 2 ? FUSED_EXIT_HANDOVER : 0;
 	}
