@@ -3,7 +3,6 @@
 recognises (ext4 on an image file or a loop block device) and a famfs whose
 superblock is damaged but whose log is intact are refused, naming what was
 found, and accepted with -f."""
-import os
 import shutil
 import subprocess
 

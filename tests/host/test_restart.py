@@ -514,7 +514,7 @@ def test_a_restart_waits_for_a_file_being_written(tmp_path, master, device,
     process), leaves as soon as the file is logged, and the next daemon
     serves it whole."""
     with Service(tmp_path, master, device, mounts) as svc:
-        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        mnt, procs = svc.mnt, svc.procs
         m, p = svc.first()
         mid = mount_id(mnt)
         path = os.path.join(mnt, "slow")
@@ -564,7 +564,7 @@ def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
     name is not logged, its memory is free and the log lock is not left
     held."""
     with Service(tmp_path, master, device, mounts) as svc:
-        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        mnt, procs = svc.mnt, svc.procs
         m, p = svc.first()
         used = m.status()["space_used"]
         for n, (nudge, opts) in enumerate([(True, ",writer_wait=0"),
@@ -598,7 +598,7 @@ def test_unmounted_while_down_mounts_anew(tmp_path, master, device, mounts):
     # umount(8) between two daemons ends the stored connection: the next
     # daemon sees that, says so and mounts anew instead of waiting on it.
     with Service(tmp_path, master, device, mounts) as svc:
-        mnt, sd, procs = svc.mnt, svc.sd, svc.procs
+        mnt = svc.mnt
         m, p = svc.first()
         p.send_signal(signal.SIGUSR1)
         _wait_exit(p)
