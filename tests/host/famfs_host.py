@@ -25,6 +25,7 @@ PCQ = os.path.join(BUILD, "daemon/tools/pcq")
 MiB = 1 << 20
 LOG_OFFSET = 2 * MiB
 LOG_HDR = 48
+LOG_NEXT_INDEX = LOG_OFFSET + 40  # the header's entry count
 ENTRY = 544
 
 
@@ -270,13 +271,13 @@ def write_entry(dev, index, e, count=None):
         f.seek(LOG_OFFSET + LOG_HDR + index * ENTRY)
         f.write(e)
         if count is not None:
-            f.seek(LOG_OFFSET + 40)
+            f.seek(LOG_NEXT_INDEX)
             f.write(struct.pack("<Q", count))
 
 
 def log_next_index(dev):
     with open(dev, "rb") as f:
-        f.seek(LOG_OFFSET + 40)
+        f.seek(LOG_NEXT_INDEX)
         return struct.unpack("<Q", f.read(8))[0]
 
 
