@@ -9,7 +9,7 @@ BUILD="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
        zlib1g-dev uuid-dev libblkid-dev libfuse3-dev libsystemd-dev libyaml-dev
        libjson-c-dev libmicrohttpd-dev"
 TEST="libcmocka-dev fuse3 python3 python3-pytest python3-pytest-timeout
-      python3-yaml util-linux dbus python3-dbus python3-gi"
+      python3-yaml util-linux dbus python3-dbus python3-gi rsync"
 # Packages inside the trixie chroot (kernel builds, sparse, the guest's user
 # space) are listed in scripts/trixie-chroot.sh, which installs them there.
 KERNEL="debootstrap qemu-system-x86 qemu-utils busybox-static cpio xz-utils

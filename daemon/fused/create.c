@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "pending.h"
 
 /* Nothing is cached of a pending file: it changes at every write. */
@@ -69,8 +70,8 @@ bool fused_pending_next_in(const struct fused *fs, uint64_t dir,
 	return true;
 }
 
-static struct fused_pending *find_name(struct fused *fs, uint64_t parent,
-				       const char *name)
+struct fused_pending *fused_pending_named(struct fused *fs, uint64_t parent,
+					  const char *name)
 {
 	for (struct fused_pending *p = fs->pending; p; p = p->next)
 		if (p->parent == parent && !strcmp(p->name, name))
@@ -98,7 +99,7 @@ void fused_pending_attr(const struct fused *fs, const struct fused_pending *p,
 bool fused_pending_lookup(fuse_req_t req, struct fused *fs, uint64_t parent,
 			  const char *name)
 {
-	struct fused_pending *p = find_name(fs, parent, name);
+	struct fused_pending *p = fused_pending_named(fs, parent, name);
 	struct fuse_entry_param e = { 0 };
 
 	if (!p)
@@ -143,8 +144,19 @@ static int new_relpath(const struct famfs_node *dir, const char *name,
  */
 static int mount_hold = -1;
 
+/*
+ * The clone also keeps the connection after umount(8): files closed and
+ * waiting for commit_delay= would wait on. While files are pending the
+ * mount table is watched, and once our mount has left it they are
+ * logged at their close.
+ */
+static int table_fd = -1;
+static bool unmounted;
+
 static void hold_mount(struct fused *fs)
 {
+	if (fs->commit_delay_ms && table_fd < 0)
+		table_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (mount_hold >= 0)
 		return;
 	mount_hold = fused_mount_clone(fs);
@@ -156,6 +168,20 @@ static void hold_mount(struct fused *fs)
 int fused_pending_tree(void)
 {
 	return mount_hold;
+}
+
+int fused_pending_watch_fd(void)
+{
+	return table_fd;
+}
+
+void fused_pending_watch(struct fused *fs)
+{
+	if (unmounted || !fs->mount_devno[0] ||
+	    famfs_mount_with_devno(fs->mountpoint, fs->mount_devno))
+		return;
+	unmounted = true;
+	fused_pending_commit_closed(fs, false);
 }
 
 /*
@@ -187,13 +213,39 @@ static void writer_end(struct fused *fs)
 	memset(&made, 0, sizeof(made));
 }
 
+static void commit(struct fused *fs, struct fused_pending *p, int rc);
+
+/* Log the closed files due by @due (a reader's open delays one). */
+static void commit_due(struct fused *fs, uint64_t due, bool even_open)
+{
+	struct fused_pending *p = fs->pending, *next;
+
+	for (; p; p = next) {
+		next = p->next; /* commit() frees @p */
+		if (p->commit_at && p->commit_at <= due &&
+		    (even_open || !p->opens))
+			commit(fs, p, 0);
+	}
+}
+
+void fused_pending_commit_closed(struct fused *fs, bool even_open)
+{
+	commit_due(fs, UINT64_MAX, even_open);
+}
+
 void fused_pending_idle(struct fused *fs)
 {
+	if (fs->pending)
+		commit_due(fs, fused_now_ms(), false);
 	if (fs->pending)
 		return;
 	if (mount_hold >= 0) {
 		close(mount_hold); /* the file system ends here if unmounted */
 		mount_hold = -1;
+	}
+	if (table_fd >= 0) {
+		close(table_fd);
+		table_fd = -1;
 	}
 	if (fs->writer.dev && fused_now_ms() >= writer_until)
 		writer_end(fs);
@@ -207,11 +259,16 @@ void fused_pending_stop(struct fused *fs)
 
 int fused_pending_timeout_ms(const struct fused *fs)
 {
-	uint64_t now = fused_now_ms();
+	uint64_t now = fused_now_ms(), until = UINT64_MAX;
 
-	if (fs->pending || !fs->writer.dev)
+	for (const struct fused_pending *p = fs->pending; p; p = p->next)
+		if (p->commit_at && !p->opens && p->commit_at < until)
+			until = p->commit_at;
+	if (!fs->pending && fs->writer.dev)
+		until = writer_until;
+	if (until == UINT64_MAX)
 		return -1;
-	return writer_until > now ? (int)(writer_until - now) : 0;
+	return until > now ? (int)(until - now) : 0;
 }
 
 /* Take the log lock (unless held) with our namespace current under it. */
@@ -253,17 +310,15 @@ static int may_append(struct fused *fs)
 }
 
 /*
- * What mkdir and create check first: a master that may write, a real
- * directory, a name the log can hold that is free. 0, or the errno.
+ * Where a new name may go: a master that may write, a real directory, a
+ * path the log can hold (into @rel). 0, or the errno.
  */
-static int check_new(fuse_req_t req, struct fused *fs, uint64_t parent,
-		     const char *name, char rel[FAMFS_PATH_LEN])
+static int check_place(struct fused *fs, uint64_t parent, const char *name,
+		       char rel[FAMFS_PATH_LEN])
 {
 	const struct famfs_node *dir = famfs_ns_get(&fs->ns, parent);
-	int rc;
+	int rc = may_append(fs);
 
-	(void)req;
-	rc = may_append(fs);
 	if (rc)
 		return rc;
 	if (!dir)
@@ -272,13 +327,24 @@ static int check_new(fuse_req_t req, struct fused *fs, uint64_t parent,
 		return ENOTDIR;
 	rc = new_relpath(dir, name, rel);
 	if (rc) {
-		fused_log(L_INFO, "cannot create \"%s\": a path of the log holds at most %d bytes",
+		fused_log(L_INFO, "no name \"%s\" there: a path of the log holds at most %d bytes",
 			  name, FAMFS_PATH_LEN - 1);
 		return -rc;
 	}
-	if (famfs_ns_lookup(&fs->ns, dir, name) || find_name(fs, parent, name))
-		return EEXIST;
 	return 0;
+}
+
+/* What mkdir and create check first: check_place(), and a free name. */
+static int check_new(struct fused *fs, uint64_t parent, const char *name,
+		     char rel[FAMFS_PATH_LEN])
+{
+	int rc = check_place(fs, parent, name, rel);
+
+	if (!rc && (famfs_ns_lookup(&fs->ns, famfs_ns_get(&fs->ns, parent),
+				    name) ||
+		    fused_pending_named(fs, parent, name)))
+		rc = EEXIST;
+	return rc;
 }
 
 /* The group of a new entry: a set-group-ID directory's, as ext4 does. */
@@ -297,7 +363,7 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	const struct famfs_node *dir = famfs_ns_get(&fs->ns, parent);
 	struct fuse_entry_param e = { 0 };
 	char rel[FAMFS_PATH_LEN];
-	int rc = check_new(req, fs, parent, name, rel);
+	int rc = check_new(fs, parent, name, rel);
 
 	if (!rc && dir && (dir->mode & S_ISGID))
 		mode |= S_ISGID;
@@ -365,7 +431,7 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e = { 0 };
 	struct fused_pending *p;
 	char rel[FAMFS_PATH_LEN];
-	int rc = check_new(req, fs, parent, name, rel);
+	int rc = check_new(fs, parent, name, rel);
 
 	/* Each pending file will take one entry: keep one for each. */
 	if (!rc && fs->ns.nindex + fs->npending >= slots)
@@ -444,8 +510,9 @@ int fused_pending_open(struct fused *fs, struct fused_pending *p,
 {
 	bool wr = (fi->flags & O_ACCMODE) != O_RDONLY;
 
-	/* one writer; none once its bytes are on their way to the device */
-	if ((wr || fi->flags & O_TRUNC) && (p->writing || p->stage))
+	/* one writer; none once it is closed, its bytes on their way */
+	if ((wr || fi->flags & O_TRUNC) &&
+	    (p->writing || p->stage || p->commit_at))
 		return ETXTBSY;
 	if (fi->flags & O_TRUNC)
 		set_size(p, 0);
@@ -531,7 +598,7 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 {
 	int rc = 0;
 
-	if (p->stage)
+	if (p->stage || p->commit_at)
 		return -ETXTBSY;
 	if (size > p->size) {
 		rc = extend(fs, p, size);
@@ -544,7 +611,7 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 			    bool keep_size, uint64_t end)
 {
-	if (p->stage)
+	if (p->stage || p->commit_at)
 		return -ETXTBSY;
 	if (keep_size)
 		return extend(fs, p, end);
@@ -572,6 +639,62 @@ void fused_pending_flush(struct fused_pending *p, pid_t pid)
 			  p->relpath, (int)pid);
 		p->lost = "its writer was killed";
 	}
+}
+
+void fused_pending_fsync(struct fused_pending *p)
+{
+	p->synced = true;
+	/* closed, and opened again to be synced: due at that close */
+	if (p->commit_at)
+		p->commit_at = 1;
+}
+
+int fused_pending_rename(struct fused *fs, struct fused_pending *p,
+			 uint64_t parent, const char *name, bool noreplace)
+{
+	struct fused_pending *there = fused_pending_named(fs, parent, name);
+	char rel[FAMFS_PATH_LEN];
+	int rc;
+
+	if (there == p)
+		return 0;
+	rc = check_place(fs, parent, name, rel);
+	if (rc)
+		return rc;
+	if (famfs_ns_lookup(&fs->ns, famfs_ns_get(&fs->ns, parent), name)) {
+		if (noreplace)
+			return EEXIST;
+		fused_log(L_INFO, "rename of %s refused: %s is logged, and famfs is append-only",
+			  p->relpath, rel);
+		return EPERM;
+	}
+	if (there && noreplace)
+		return EEXIST;
+	if (famfs_writer_check_path(&fs->writer, rel)) {
+		fused_log(L_INFO, "rename of %s refused: %s", p->relpath,
+			  famfs_errmsg());
+		return EINVAL;
+	}
+	if (there)
+		fused_pending_unlink(fs, there);
+	fused_log(L_DEBUG, "%s: renamed to %s before it was logged",
+		  p->relpath, rel);
+	p->parent = parent;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	memcpy(p->relpath, rel, sizeof(rel));
+	return 0;
+}
+
+void fused_pending_unlink(struct fused *fs, struct fused_pending *p)
+{
+	/* no lookup or listing finds it from now on */
+	p->parent = 0;
+	p->name[0] = '\0';
+	if (!p->lost)
+		p->lost = "it was removed before it was logged";
+	/* closed: dropped now; else at its last close */
+	if (p->commit_at && !p->opens)
+		commit(fs, p, 0);
 }
 
 static void unlink_pending(struct fused *fs, struct fused_pending *p)
@@ -608,8 +731,14 @@ static int prepare(struct fused *fs, struct fused_pending *p)
 	return rc;
 }
 
-void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
+/* Log @p unless @rc or it was lost (then give its memory back); free it. */
+static void commit(struct fused *fs, struct fused_pending *p, int rc)
 {
+	if (!rc && p->lost) {
+		fused_log(L_NOTICE, "%s: discarded, not logged: %s", p->relpath,
+			  p->lost);
+		rc = -ECANCELED;
+	}
 	if (!rc) {
 		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
 					   p->mode, p->uid, p->gid, &p->fmap);
@@ -644,6 +773,21 @@ void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
 	free(p);
 }
 
+void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
+{
+	/*
+	 * Kept a moment unlogged, a closed file may still be renamed (as
+	 * rsync does with its temporary files): its memfd, if any, serves
+	 * its reads until then.
+	 */
+	if (!rc && !p->lost && fs->commit_delay_ms && !p->synced &&
+	    !unmounted) {
+		p->commit_at = fused_now_ms() + fs->commit_delay_ms;
+		return;
+	}
+	commit(fs, p, rc);
+}
+
 void fused_pending_release(struct fused *fs, struct fused_pending *p,
 			   struct fuse_file_info *fi)
 {
@@ -653,6 +797,9 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 	if ((fi->flags & O_ACCMODE) != O_RDONLY)
 		p->writing = false;
 	if (--p->opens)
+		return;
+	/* a reader of a closed file: logged when due (fused_pending_idle) */
+	if (p->commit_at)
 		return;
 	/* a reader that came while the bytes were on their way */
 	if (p->stage) {

@@ -59,6 +59,8 @@ struct fused {
 	unsigned int poll_ms;
 	unsigned int readahead_kb;
 	unsigned int writer_wait_s; /* a stop waits this long for writers */
+	/* a file written through the mount is logged this long after its close */
+	unsigned int commit_delay_ms;
 	bool debug;
 	char unit[256]; /* our systemd unit, if systemd runs us */
 	bool allow_famfs;   /* the device can be DAX-mapped by a kernel */
@@ -327,12 +329,26 @@ int fused_pending_gone(uint64_t ino);
 /* The pending file @ino, or NULL (logged since, or never one) */
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
 /*
- * After each request and poll: let go of the mount held while files were
- * pending once none is (the file system then ends, if it was unmounted),
- * and of the log lock once none has been for a moment.
+ * After each request and poll: log the closed files whose commit_delay=
+ * is over; let go of the mount held while files were pending once none
+ * is (the file system then ends, if it was unmounted), and of the log
+ * lock once none has been for a moment.
  */
 void fused_pending_idle(struct fused *fs);
-/* When fused_pending_idle() has the log lock to let go of: ms, or -1. */
+/*
+ * A stop or an unmount: log every closed file now, without its delay
+ * (those a reader still has open, at that reader's close). Once the
+ * loop is over (@even_open) no reader is left to wait for.
+ */
+void fused_pending_commit_closed(struct fused *fs, bool even_open);
+/*
+ * The mount table, watched (POLLPRI) while files wait for commit_delay=,
+ * or -1; fused_pending_watch() when it changed: unmounted, they are
+ * logged at once.
+ */
+int fused_pending_watch_fd(void);
+void fused_pending_watch(struct fused *fs);
+/* When fused_pending_idle() has something to log or let go of: ms, or -1. */
 int fused_pending_timeout_ms(const struct fused *fs);
 /* The loop is over: let go of the log lock now if nothing is pending. */
 void fused_pending_stop(struct fused *fs);
@@ -366,6 +382,23 @@ int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
 			  int to_set);
 /* A close by task @pid: one dying of a signal leaves no file. */
 void fused_pending_flush(struct fused_pending *p, pid_t pid);
+/* fsync(2): the file is logged at its close, without commit_delay=. */
+void fused_pending_fsync(struct fused_pending *p);
+/*
+ * The pending file named @name in directory @parent (rename and unlink
+ * find it by name), or NULL.
+ */
+struct fused_pending *fused_pending_named(struct fused *fs, uint64_t parent,
+					  const char *name);
+/*
+ * A file not yet logged may still change its name: to @name in @parent
+ * (replacing a pending file there, unless @noreplace). 0, or the errno
+ * (EPERM: a logged file has that name).
+ */
+int fused_pending_rename(struct fused *fs, struct fused_pending *p,
+			 uint64_t parent, const char *name, bool noreplace);
+/* ... or be removed: its name goes now, its memory at its last close. */
+void fused_pending_unlink(struct fused *fs, struct fused_pending *p);
 /* The last close logs the file (and frees @p). */
 void fused_pending_release(struct fused *fs, struct fused_pending *p,
 			   struct fuse_file_info *fi);

@@ -118,6 +118,9 @@ static void usage(FILE *f)
 		"  readahead_kb=N  kernel readahead for the mount (1024; 0: leave it)\n"
 		"  writer_wait=S   on a stop or restart, wait up to S seconds (10) for\n"
 		"                  the files being written through the mount to close\n"
+		"  commit_delay=MS log a file written through the mount MS ms after its\n"
+		"                  close (0): until then it may be renamed or removed\n"
+		"                  (rsync), and a crash loses it\n"
 		"  ready_fd=N      once mounted (or failed), write OK (or ERR and the\n"
 		"                  reason) to fd N and close it\n"
 		"  noexec noatime rw defaults  as for mount(8)\n"
@@ -334,6 +337,10 @@ static void parse_o(struct fused *fs, struct opts *o, char *list)
 			fs->writer_wait_s = number_opt(
 				opt, val, FUSED_WRITER_WAIT_MAX,
 				" (seconds; 0 does not wait)");
+		else if (!strcmp(opt, "commit_delay") && val)
+			fs->commit_delay_ms = number_opt(
+				opt, val, FUSED_COMMIT_DELAY_MS_MAX,
+				" (ms; 0 logs a file at its close)");
 		else if (!strcmp(opt, "splice") && val &&
 			   (!strcmp(val, "yes") || !strcmp(val, "no")))
 			fs->splice_allowed = val[0] == 'y';
@@ -658,6 +665,7 @@ static bool may_leave(struct fused *fs, uint64_t *until)
 {
 	uint64_t now = fused_now_ms();
 
+	fused_pending_commit_closed(fs, false); /* closed: no need to wait */
 	if (!fs->npending)
 		return true;
 	if (!*until) {
@@ -700,7 +708,7 @@ static int poll_timeout(struct fused *fs, int timeout, uint64_t until)
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
-	struct pollfd pfd[7];
+	struct pollfd pfd[8];
 	int tfd = -1, res = 0, n = 0;
 	uint64_t until = 0; /* stopping: the end of the wait for writers */
 	bool tuned = false;
@@ -718,13 +726,13 @@ static int serve(struct fused *fs)
 	}
 	/*
 	 * fuse, [timer], [monitor], [mapping thread done], [mount table],
-	 * [a pending file's copy done], a signal: absent ones are -1, which
-	 * poll skips
+	 * [a pending file's copy done], [mount table, for files waiting to be
+	 * logged], a signal: absent ones are -1, which poll skips
 	 */
 	pfd[n++] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = fs->monitor_fd, .events = POLLIN };
-	n += 3;
+	n += 4;
 	pfd[n++] = (struct pollfd){ .fd = signal_pipe[0], .events = POLLIN };
 	while (!fuse_session_exited(fs->se)) {
 		if (fs->initialized && !tuned) {
@@ -743,6 +751,8 @@ static int serve(struct fused *fs)
 					  .events = POLLPRI };
 		pfd[5] = (struct pollfd){ .fd = fused_stage_wake_fd(),
 					  .events = POLLIN };
+		pfd[6] = (struct pollfd){ .fd = fused_pending_watch_fd(),
+					  .events = POLLPRI };
 		int timeout = fused_monitor_timeout_ms(fs);
 		uint64_t due = timeout < 0 ? UINT64_MAX :
 					     fused_now_ms() + (uint64_t)timeout;
@@ -765,7 +775,9 @@ static int serve(struct fused *fs)
 			fused_metamap_watch(fs);
 		if (pfd[5].revents)
 			fused_stage_reap(fs);
-		if (pfd[6].revents) {
+		if (pfd[6].revents)
+			fused_pending_watch(fs);
+		if (pfd[7].revents) {
 			char drain[16];
 
 			while (read(signal_pipe[0], drain, sizeof(drain)) > 0)
@@ -921,6 +933,8 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 /* After serving: hand the mount over, or take it down; the exit code. */
 static int finish(struct fused *fs, int res)
 {
+	/* no request comes any more: no reader to wait for */
+	fused_pending_commit_closed(fs, true);
 	if (fused_takeover_leave(fs, stop, stop == 2)) {
 		/* a successor may create at once: the log lock is its */
 		fused_pending_stop(fs);

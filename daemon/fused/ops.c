@@ -9,7 +9,9 @@
  * Errors returned (documented in famfs-fused(8)):
  *   truncate / size change          EPERM  (logged files have a fixed size)
  *   chmod / chown of a logged file  EPERM  (its entry holds them)
- *   unlink rmdir rename link symlink EPERM (nothing is ever removed)
+ *   unlink rmdir rename link symlink EPERM (nothing is ever removed;
+ *                                   a file not yet logged may be
+ *                                   renamed or removed, create.c)
  *   mknod                           EPERM  (only files and directories)
  *   write past the end of a file    EFBIG  (logged files never grow)
  *   any write on a client           EROFS  (file data too, unless client_rw)
@@ -17,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h> /* RENAME_NOREPLACE */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -805,9 +808,15 @@ static void refuse(fuse_req_t req, const char *what, const char *hint)
 
 static void fused_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	(void)parent;
-	(void)name;
-	refuse(req, "unlink", "");
+	struct fused *fs = fs_of(req);
+	struct fused_pending *p = fused_pending_named(fs, parent, name);
+
+	if (!p) {
+		refuse(req, "unlink", "");
+		return;
+	}
+	fused_pending_unlink(fs, p);
+	fuse_reply_err(req, 0);
 }
 
 static void fused_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -821,12 +830,16 @@ static void fused_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			 fuse_ino_t newparent, const char *newname,
 			 unsigned int flags)
 {
-	(void)parent;
-	(void)name;
-	(void)newparent;
-	(void)newname;
-	(void)flags;
-	refuse(req, "rename", "");
+	struct fused *fs = fs_of(req);
+	struct fused_pending *p = fused_pending_named(fs, parent, name);
+
+	if (!p || (flags & ~RENAME_NOREPLACE)) {
+		refuse(req, "rename",
+		       p ? " (of the flags, only RENAME_NOREPLACE)" : "");
+		return;
+	}
+	fuse_reply_err(req, fused_pending_rename(fs, p, newparent, newname,
+						 flags & RENAME_NOREPLACE));
 }
 
 static void fused_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
@@ -961,15 +974,19 @@ static void fused_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 static void fused_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
+	struct fused_pending *p = fused_pending_get(fs_of(req), ino);
+
 	/*
 	 * A logged file's writes reach the device (and are flushed) before
 	 * they are acked. A file being written exists only once it is logged
 	 * at its last close, its bytes made durable just before: until then
-	 * a crash leaves nothing that fsync could have kept.
+	 * a crash leaves nothing that fsync could have kept. What fsync can
+	 * do is take commit_delay= away from that close.
 	 */
-	(void)ino;
 	(void)datasync;
 	(void)fi;
+	if (p)
+		fused_pending_fsync(p);
 	fuse_reply_err(req, 0);
 }
 

@@ -10,5 +10,6 @@
 #define FUSED_POLL_MS_MAX 3600000   /* an hour */
 #define FUSED_READAHEAD_KB_MAX 65536 /* 64 MiB */
 #define FUSED_WRITER_WAIT_MAX 3600  /* seconds */
+#define FUSED_COMMIT_DELAY_MS_MAX 60000
 
 #endif

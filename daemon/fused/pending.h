@@ -22,6 +22,13 @@ struct fused_pending {
 	unsigned int opens;
 	bool writing; /* open for writing: a second writer is refused */
 	/*
+	 * Closed, its bytes in place, waiting commit_delay= to be logged (a
+	 * rename may still move it, an unlink drop it): when it is due, in
+	 * ms; 0 while it is still being written.
+	 */
+	uint64_t commit_at;
+	bool synced; /* fsync(2) came: no delay at its close */
+	/*
 	 * Made by a user other than root: memory it reserves is zeroed, as
 	 * it may hold what the device held before. Root (famfs creat) can
 	 * read the device anyway, and gets preallocation as famfs creat -s
@@ -48,7 +55,11 @@ static inline uint64_t fused_pending_page_end(const struct fused_pending *p)
 	return (p->size + 4095) & ~(uint64_t)4095;
 }
 
-/* Log @p as one FILE entry unless @rc (then give its memory back); free it. */
+/*
+ * @p is closed and its bytes are in place: log it as one FILE entry now,
+ * or once commit_delay= has passed. If @rc, or it was lost meanwhile,
+ * give its memory back instead.
+ */
 void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc);
 /*
  * The clone of our mount held while any file is pending (a directory fd),

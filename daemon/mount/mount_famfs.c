@@ -41,6 +41,7 @@ struct settings {
 	char *poll_ms;
 	char *readahead_kb;
 	char *writer_wait;
+	char *commit_delay;
 	char *logfile;
 	char *fuse_dev;
 	char *splice; /* yes no: fallback reads spliced from an image file */
@@ -123,6 +124,8 @@ static const struct {
 	  FUSED_READAHEAD_KB_MAX },
 	{ "writer_wait", offsetof(struct settings, writer_wait), NULL,
 	  FUSED_WRITER_WAIT_MAX },
+	{ "commit_delay", offsetof(struct settings, commit_delay), NULL,
+	  FUSED_COMMIT_DELAY_MS_MAX },
 	{ "logfile", offsetof(struct settings, logfile), "", 0 },
 	{ "fuse_dev", offsetof(struct settings, fuse_dev), "", 0 },
 	{ "splice", offsetof(struct settings, splice), "yes no", 0 },
@@ -451,8 +454,8 @@ static void usage(void)
 	       "  -o  mount options: ro rw noexec noatime, suid dev (default:\n"
 	       "      nosuid,nodev: the log is untrusted; see mount.famfs(8)), and ours:\n"
 	       "      fallback=auto|yes|no role=auto|master|client poll_ms=N debug\n"
-	       "      readahead_kb=N writer_wait=SECONDS splice=yes|no logfile=PATH\n"
-	       "      fuse_dev=PATH (shadow= is accepted and ignored)\n"
+	       "      readahead_kb=N writer_wait=SECONDS commit_delay=MS splice=yes|no\n"
+	       "      logfile=PATH fuse_dev=PATH (shadow= is accepted and ignored)\n"
 	       "Defaults for ours: %s ($FAMFS_CONF). See mount.famfs(8).\n",
 	       prog, prog, CONF_DEFAULT);
 }

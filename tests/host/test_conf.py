@@ -6,6 +6,8 @@ not a readable file is an error. mount.famfs -f shows what would run."""
 import os
 import re
 
+import pytest
+
 import famfs_host as fh
 
 
@@ -67,17 +69,22 @@ def test_conf_naming_a_directory_is_an_error(master, device, tmp_path):
         p.stderr
 
 
-def test_writer_wait_is_passed_on_as_read_and_checked(master, device,
-                                                      tmp_path):
+@pytest.mark.parametrize("key, given, passed, most", [
     # how long a stop waits for files being written (famfs-fused(8))
-    p, _ = _fake_mount(master, device, tmp_path, "writer_wait = 0x1e\n")
+    ("writer_wait", "0x1e", "30", 3600),
+    # how long a closed file waits to be logged
+    ("commit_delay", "01000", "1000", 60000)])
+def test_creation_settings_are_passed_on_as_read_and_checked(
+        master, device, tmp_path, key, given, passed, most):
+    p, _ = _fake_mount(master, device, tmp_path, "%s = %s\n" % (key, given))
     assert p.returncode == 0, p.stderr
-    assert re.search(r",writer_wait=30[ ,]", p.stderr), p.stderr
-    p, conf = _fake_mount(master, device, tmp_path, "writer_wait = 3601\n")
+    assert re.search(r",%s=%s[ ,]" % (key, passed), p.stderr), p.stderr
+    p, conf = _fake_mount(master, device, tmp_path,
+                          "%s = %d\n" % (key, most + 1))
     assert p.returncode == 32
-    assert p.stderr == ('mount.famfs: %s:1: bad value for writer_wait: '
-                        '"3601" is too large (at most 3600)\n' % conf), \
-        p.stderr
+    assert p.stderr == ('mount.famfs: %s:1: bad value for %s: '
+                        '"%d" is too large (at most %d)\n'
+                        % (conf, key, most + 1, most)), p.stderr
 
 
 def test_the_daemon_checks_its_numeric_options(master, device, tmp_path):
@@ -86,6 +93,8 @@ def test_the_daemon_checks_its_numeric_options(master, device, tmp_path):
     mnt = str(tmp_path / "mnt")
     os.makedirs(mnt, exist_ok=True)
     for opt, bad, why in (("writer_wait", "3601", "is too large (at most 3600)"),
+                          ("commit_delay", "60001",
+                           "is too large (at most 60000)"),
                           ("poll_ms", "-1", "is not a number"),
                           ("readahead_kb", "65537",
                            "is too large (at most 65536)"),

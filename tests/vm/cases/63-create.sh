@@ -10,7 +10,7 @@ M=/mnt/famfs S=/mnt/famfs/.meta/.status FAMFS_FUSED=/usr/bin/famfs-fused
 export FAMFS_FUSED
 mkdir -p $M /opt/famfs
 case $(uname -r) in 6.12.*) late=0 ;; *) late=1 ;; esac
-plan 6.12=31 7.3=32
+plan 6.12=33 7.3=34
 
 # logged NAME...: wait (10 s at most) until famfs getmap finds each NAME
 # in the log (the kernel sends the last close just after close(2) returns)
@@ -119,6 +119,24 @@ t "umount -l under a writer, a new mount meanwhile: the file is logged whole" sh
 	printf 'before\nafter\n' | cmp - $M/lazy"
 t "no hidden file is left in the kernel, nor refused a map" sh -c "
 	! ls -a $M/.meta | grep -q stage && ! dmesg | grep -q 'uses memory that inode'"
+# Not yet logged, a file's name is the daemon's: a rename while it is
+# written is logged as its name. With commit_delay= a closed file waits,
+# so a rename after the close (rsync's) works too; on 7.3 its bytes are
+# on the device by then, and it is read back from the daemon's copy. The
+# umount logs it at once.
+t "a file renamed while it is written is logged under its new name" sh -c "
+	exec 3>$M/part && echo x >&3 && mv $M/part $M/a/whole && echo y >&3 &&
+	exec 3>&- && ! [ -e $M/part ] && i=0 &&
+	until famfs getmap -q $M/a/whole; do
+		i=\$((i + 1)); [ \$i -lt 100 ] || exit 1; sleep 0.1; done
+	printf 'x\ny\n' | cmp - $M/a/whole"
+t "commit_delay: a copy renamed after its close is logged, by the umount, under its new name" sh -c "
+	umount $M && mount.famfs /dev/dax0.0 $M -o fallback=no,commit_delay=60000 &&
+	cp /usr/bin/famfs $M/.tmpcopy && mv $M/.tmpcopy $M/renamed &&
+	! famfs getmap -q $M/renamed && cmp /usr/bin/famfs $M/renamed &&
+	umount $M && mount.famfs /dev/dax0.0 $M -o fallback=no &&
+	famfs getmap -q $M/renamed && ! [ -e $M/.tmpcopy ] &&
+	cmp /usr/bin/famfs $M/renamed"
 t "umount, mount again: what was made is there" sh -c "
 	umount $M && mount.famfs /dev/dax0.0 $M -o fallback=no && [ -d $M/a/b ] &&
 	cmp /usr/bin/famfs $M/a/b/copy && seq 1 20000 | cmp - $M/pub/user"

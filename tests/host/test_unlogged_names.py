@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A file written through the master's mount is not in the log until it is
+logged (at its close, or commit_delay= ms later): until then its name is
+the daemon's alone, so it may be renamed or removed, which the format
+allows since no entry names it. What is logged stays: a rename or unlink
+of a logged file, or a rename over one, is refused (EPERM)."""
+import errno
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+import famfs_host as fh
+
+
+def _data(n, seed):
+    return bytes((i * 151 + seed) & 0xff for i in range(n))
+
+
+def _logged_names(dev):
+    """The relative paths of the FILE entries in the log, in order (a
+    FILE entry's path follows its size, flags, uid, gid and mode)."""
+    names = []
+    for i in range(fh.log_next_index(dev)):
+        e = fh.read_entry(dev, i)
+        if int.from_bytes(e[8:12], "little") == 0:
+            names.append(e[40:40 + 80].split(b"\0")[0].decode())
+    return names
+
+
+def _wait(cond, timeout=5.0):
+    end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    return cond()
+
+
+def _free(mnt):
+    st = os.statvfs(mnt.mnt)
+    return st.f_bfree * st.f_frsize
+
+
+def _mount(tmp_path, master, device, mounts, opts="", name="mnt"):
+    m = fh.Mount(master, device, str(tmp_path / name),
+                 str(tmp_path / ("fused-%s.log" % name)), opts)
+    mounts.append(m)
+    m.mount()
+    return m
+
+
+def test_a_file_being_written_may_be_renamed(mnt):
+    """Renamed before its close, even into another directory, a file is
+    logged once, under its new name; the old name is free at once."""
+    os.mkdir(os.path.join(mnt.mnt, "d"))
+    data = _data(300000, 1)
+    old = os.path.join(mnt.mnt, "part")
+    new = os.path.join(mnt.mnt, "d/whole")
+    before = fh.log_next_index(mnt.dev)
+    with open(old, "wb") as f:
+        f.write(data[:1000])
+        os.rename(old, new)
+        assert not os.path.exists(old)
+        assert os.listdir(os.path.join(mnt.mnt, "d")) == ["whole"]
+        f.write(data[1000:])
+    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert _logged_names(mnt.dev)[-1] == "d/whole"
+    with open(new, "rb") as f:
+        assert f.read() == data
+    assert "part" not in os.listdir(mnt.mnt)
+    # the name is free for a new file
+    with open(old, "wb") as f:
+        f.write(b"again")
+    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 2)
+    assert _logged_names(mnt.dev)[-2:] == ["d/whole", "part"]
+
+
+def test_what_is_logged_keeps_its_name(mnt):
+    """Once logged, a file's name is in its entry: it cannot be renamed or
+    removed, and a file being written cannot take it over (rename(2) would
+    remove it); the refusals change nothing."""
+    logged = os.path.join(mnt.mnt, "logged")
+    with open(logged, "wb") as f:
+        f.write(b"logged")
+    assert _wait(lambda: "logged" in _logged_names(mnt.dev))
+    before = fh.log_next_index(mnt.dev)
+    for op, args in ((os.rename, (logged, logged + "2")),
+                     (os.unlink, (logged,))):
+        with pytest.raises(OSError) as e:
+            op(*args)
+        assert e.value.errno == errno.EPERM
+    path = os.path.join(mnt.mnt, "pending")
+    with open(path, "wb") as f:
+        f.write(b"new")
+        with pytest.raises(OSError) as e:
+            os.rename(path, logged)
+        assert e.value.errno == errno.EPERM
+        # the log holds 79 bytes of path at most
+        with pytest.raises(OSError) as e:
+            os.rename(path, os.path.join(mnt.mnt, "n" * 80))
+        assert e.value.errno == errno.ENAMETOOLONG
+        with pytest.raises(OSError) as e:
+            os.rename(path, os.path.join(mnt.mnt, "nodir/x"))
+        assert e.value.errno == errno.ENOENT
+    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert _logged_names(mnt.dev)[-2:] == ["logged", "pending"]
+    with open(logged, "rb") as f:
+        assert f.read() == b"logged"
+    with open(path, "rb") as f:
+        assert f.read() == b"new"
+
+
+def test_a_file_removed_before_it_is_logged_leaves_nothing(mnt):
+    """unlink of a file being written takes its name at once; its writer
+    goes on writing to it, and at its close nothing is logged and its
+    memory is free again."""
+    free = _free(mnt)
+    path = os.path.join(mnt.mnt, "scratch")
+    before = fh.log_next_index(mnt.dev)
+    with open(path, "wb") as f:
+        f.write(_data(4 << 20, 2))
+        f.flush()
+        assert _free(mnt) <= free - (4 << 20)
+        os.unlink(path)
+        assert not os.path.exists(path)
+        assert "scratch" not in os.listdir(mnt.mnt)
+        f.write(b"more")
+    assert _wait(lambda: _free(mnt) == free)
+    assert fh.log_next_index(mnt.dev) == before
+    assert "scratch: discarded, not logged: it was removed before it " \
+        "was logged" in mnt.log_text()
+    # and the name may be used again
+    with open(path, "wb") as f:
+        f.write(b"kept")
+    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    with open(path, "rb") as f:
+        assert f.read() == b"kept"
+
+
+def test_a_rename_over_a_file_being_written_replaces_it(mnt):
+    """rename(2) onto the name of another file not yet logged replaces
+    that file, as on any file system: its writer finishes, and only the
+    renamed file is logged under the name."""
+    a, b = (os.path.join(mnt.mnt, n) for n in ("a", "b"))
+    before = fh.log_next_index(mnt.dev)
+    fa = open(a, "wb")
+    fb = open(b, "wb")
+    try:
+        fa.write(b"from a")
+        fb.write(b"from b")
+        os.rename(a, b)
+        assert [n for n in os.listdir(mnt.mnt) if n != ".meta"] == ["b"]
+    finally:
+        fb.close()
+        fa.close()
+    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert _logged_names(mnt.dev)[-1] == "b"
+    with open(b, "rb") as f:
+        assert f.read() == b"from a"
+
+
+def test_commit_delay_keeps_a_closed_file_unlogged_for_a_while(
+        tmp_path, master, device, mounts):
+    """With commit_delay=, a closed file is logged that much later: until
+    then it reads back whole on the master, and may not be written again
+    (ETXTBSY). The daemon wakes itself for it (poll_ms=0: nothing else
+    wakes it)."""
+    m = _mount(tmp_path, master, device, mounts,
+               "commit_delay=1500,poll_ms=0")
+    path = os.path.join(m.mnt, "late")
+    data = _data(100000, 3)
+    before = fh.log_next_index(m.dev)
+    with open(path, "wb") as f:
+        f.write(data)
+    assert fh.log_next_index(m.dev) == before
+    with open(path, "rb") as f:
+        assert f.read() == data
+    with pytest.raises(OSError) as e:
+        open(path, "r+b")
+    assert e.value.errno == errno.ETXTBSY
+    assert fh.log_next_index(m.dev) == before
+    assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    assert _logged_names(m.dev)[-1] == "late"
+    assert fh.file_entry(m.dev, os.stat(path).st_ino)[0] == len(data)
+    # logged: an ordinary file from now on, open for writing in place
+    with open(path, "r+b") as f:
+        f.write(b"X")
+
+
+def test_rsync_into_the_mount_needs_commit_delay(tmp_path, master, device,
+                                                 mounts):
+    """rsync writes each file under a temporary name, closes it, sets its
+    mode, then renames it. Without commit_delay= the temporary file is
+    logged at its close and the rename fails; with it, rsync -a succeeds
+    and only the final names are logged, with their modes."""
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    files = {"a.bin": _data(70000, 4), "sub/b.txt": b"b\n", "empty": b""}
+    for rel, data in files.items():
+        (src / rel).write_bytes(data)
+    os.chmod(src / "a.bin", 0o640)
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    dst = os.path.join(m.mnt, "dst")
+    p = subprocess.run(["rsync", "-a", str(src) + "/", dst + "/"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for rel, data in files.items():
+        with open(os.path.join(dst, rel), "rb") as f:
+            assert f.read() == data
+    # the stop logs what is still waiting
+    m.unmount()
+    names = _logged_names(device)
+    assert sorted(names) == sorted("dst/" + r for r in files), names
+    m.mount()
+    for rel, data in files.items():
+        with open(os.path.join(dst, rel), "rb") as f:
+            assert f.read() == data
+    assert os.stat(os.path.join(dst, "a.bin")).st_mode & 0o7777 == 0o640
+    # without the delay: rsync's rename fails, its temporary file is kept
+    m.unmount()
+    m.opts = ""
+    m.mount()
+    (src / "c").write_bytes(b"c")
+    p = subprocess.run(["rsync", "-a", str(src) + "/", dst + "/"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert "Operation not permitted" in p.stderr, p.stderr
+    assert [n for n in _logged_names(device) if n.startswith("dst/.c.")]
+
+
+def test_fsync_before_the_close_skips_the_delay(tmp_path, master, device,
+                                                mounts):
+    """A writer that needs its file logged when close(2) returns calls
+    fsync(2) first; a file opened again to be synced is logged at that
+    close."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    before = fh.log_next_index(m.dev)
+    with open(os.path.join(m.mnt, "synced"), "wb") as f:
+        f.write(b"now")
+        os.fsync(f.fileno())
+    assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    with open(os.path.join(m.mnt, "later"), "wb") as f:
+        f.write(b"later")
+    assert fh.log_next_index(m.dev) == before + 1
+    fd = os.open(os.path.join(m.mnt, "later"), os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    assert _wait(lambda: fh.log_next_index(m.dev) == before + 2)
+    assert _logged_names(m.dev)[-2:] == ["synced", "later"]
+
+
+def test_a_closed_file_may_still_be_renamed_or_removed(tmp_path, master,
+                                                       device, mounts):
+    """Within commit_delay=, a closed file is renamed as one being
+    written, and an unlink frees its memory at once."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    free = _free(m)
+    before = fh.log_next_index(m.dev)
+    for name in ("gone", "tmp"):
+        with open(os.path.join(m.mnt, name), "wb") as f:
+            f.write(_data(2 << 20, 5))
+    os.unlink(os.path.join(m.mnt, "gone"))
+    os.rename(os.path.join(m.mnt, "tmp"), os.path.join(m.mnt, "kept"))
+    assert sorted(n for n in os.listdir(m.mnt) if n != ".meta") == ["kept"]
+    assert _free(m) == free - (2 << 20)
+    m.unmount()
+    assert fh.log_next_index(device) == before + 1
+    assert _logged_names(device)[-1] == "kept"
+
+
+def test_a_daemon_killed_within_the_delay_loses_the_file(tmp_path, master,
+                                                         device, mounts):
+    """commit_delay= trades durability at close for renames: a daemon
+    that dies before a closed file is logged loses it, and the next mount
+    has its memory free."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    free = _free(m)
+    before = fh.log_next_index(m.dev)
+    with open(os.path.join(m.mnt, "lost"), "wb") as f:
+        f.write(_data(1 << 20, 6))
+    os.kill(m.pid, signal.SIGKILL)
+    assert m.wait_daemon_exit()
+    subprocess.run(["umount", "-l", m.mnt], capture_output=True)
+    assert fh.log_next_index(device) == before
+    m.opts = ""
+    m.mount()
+    assert not os.path.exists(os.path.join(m.mnt, "lost"))
+    assert _free(m) == free
+
+
+def test_a_reader_of_a_closed_file_holds_its_commit(tmp_path, master,
+                                                    device, mounts):
+    """The daemon serves a closed file until it is logged: one a reader
+    has open is logged at that reader's close, never from under it."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=200")
+    path = os.path.join(m.mnt, "read")
+    data = _data(300000, 7)
+    before = fh.log_next_index(m.dev)
+    with open(path, "wb") as f:
+        f.write(data)
+    with open(path, "rb") as f:
+        time.sleep(0.6)  # past the delay
+        assert fh.log_next_index(m.dev) == before
+        assert f.read() == data
+    assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
+def _abort(mnt):
+    """Abort the FUSE connection of @mnt, as an administrator would a hung
+    one, through fusectl (mounted for this if it is not)."""
+    ctl = "/sys/fs/fuse/connections"
+    mounted = not fh.mounts_at(ctl)
+    if mounted:
+        fh.run(["mount", "-t", "fusectl", "fusectl", ctl])
+    try:
+        conn = os.path.join(ctl, "%d/abort" % os.minor(os.stat(mnt).st_dev))
+        with open(conn, "w") as f:
+            f.write("1")
+    finally:
+        if mounted:
+            fh.run(["umount", ctl])
+
+
+@pytest.mark.parametrize("end", ["SIGTERM", "abort"])
+def test_a_stop_logs_the_closed_files_at_once(tmp_path, master, device,
+                                              mounts, end):
+    """A daemon told to stop, or whose connection is aborted
+    (/sys/fs/fuse/connections), logs the files waiting for their delay
+    before it goes, instead of losing them."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    before = fh.log_next_index(m.dev)
+    with open(os.path.join(m.mnt, "waiting"), "wb") as f:
+        f.write(b"waiting")
+    assert fh.log_next_index(m.dev) == before
+    if end == "SIGTERM":
+        os.kill(m.pid, signal.SIGTERM)
+    else:
+        _abort(m.mnt)
+    assert m.wait_daemon_exit(), "the daemon waited for the delay"
+    subprocess.run(["umount", "-l", m.mnt], capture_output=True)
+    assert fh.log_next_index(device) == before + 1
+    assert _logged_names(device)[-1] == "waiting"
