@@ -412,8 +412,9 @@ static int creat_by_mount(const struct creat_args *a, struct cli_fs *fs,
 	if (fd < 0)
 		return 1;
 	err = posix_fallocate(fd, 0, (off_t)nf->f->size);
+	/* fsync: logged at the close even on a mount with commit_delay= */
 	if (!err && (fchown(fd, a->own.uid, a->own.gid) < 0 ||
-		     fchmod(fd, a->own.mode) < 0))
+		     fchmod(fd, a->own.mode) < 0 || fsync(fd) < 0))
 		err = errno;
 	/* A file whose memory could not be reserved is discarded here. */
 	if (close(fd) < 0 && !err)

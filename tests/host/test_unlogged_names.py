@@ -343,3 +343,21 @@ def test_a_stop_logs_the_closed_files_at_once(tmp_path, master, device,
     subprocess.run(["umount", "-l", m.mnt], capture_output=True)
     assert fh.log_next_index(device) == before + 1
     assert _logged_names(device)[-1] == "waiting"
+
+
+def test_famfs_creat_through_a_mount_with_commit_delay(tmp_path, master,
+                                                      device, mounts):
+    """famfs creat makes its files through the mount and returns once each
+    is logged: a mount's commit_delay= does not hold it up (it would wait
+    10 s for each file, then take the log path)."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    before = fh.log_next_index(m.dev)
+    t = time.monotonic()
+    for name in ("c1", "c2"):
+        master.famfs("creat", "-s", "1M", os.path.join(m.mnt, name))
+        assert _logged_names(m.dev)[-1] == name
+    took = time.monotonic() - t
+    assert fh.log_next_index(m.dev) == before + 2
+    assert took < 5, took
+    assert _wait(lambda: "logged through the mount: 2 files" in
+                 m.log_text())
