@@ -281,6 +281,15 @@ def log_next_index(dev):
         return struct.unpack("<Q", f.read(8))[0]
 
 
+def wait_entries(dev, n, timeout=5.0):
+    """The log holds @n entries. The kernel sends RELEASE after close(2)
+    has returned, so the entry of a file closed a moment ago is awaited."""
+    end = time.monotonic() + timeout
+    while log_next_index(dev) < n and time.monotonic() < end:
+        time.sleep(0.01)
+    return log_next_index(dev) == n
+
+
 def file_entry(dev, ino):
     """(size, fmap) of the file logged at index ino - 2."""
     e = read_entry(dev, ino - 2)

@@ -26,15 +26,6 @@ def _data(n, seed):
     return bytes((i * 131 + seed) & 0xff for i in range(n))
 
 
-def _logged(dev, n, timeout=5.0):
-    """The log holds @n entries. The kernel sends RELEASE after close(2)
-    has returned, so the entry of a file closed a moment ago is awaited."""
-    end = time.monotonic() + timeout
-    while fh.log_next_index(dev) < n and time.monotonic() < end:
-        time.sleep(0.01)
-    return fh.log_next_index(dev) == n
-
-
 def _fsck_clean(master, path):
     p = master.famfs("fsck", path, check=False)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -92,7 +83,7 @@ def test_a_written_file_is_logged_at_close(mnt, master):
         assert fh.log_next_index(mnt.dev) == before
         assert os.stat(path).st_size == 4096
         f.write(data[4096:])
-    assert _logged(mnt.dev, before + 1)
+    assert fh.wait_entries(mnt.dev, before + 1)
     assert os.stat(path).st_size == len(data)
     with open(path, "rb") as f:
         assert f.read() == data
@@ -161,7 +152,7 @@ def test_a_file_is_durable_before_it_is_logged(mnt, master):
         for i in range(0, len(data), 4000):
             f.write(data[i:i + 4000])
             f.flush()
-    assert _logged(mnt.dev, before + 1)
+    assert fh.wait_entries(mnt.dev, before + 1)
     size, fmap = fh.file_entry(mnt.dev, os.stat(path).st_ino)
     start = fh.dev_offset(fmap, 0)
     assert _dirty_kib(mnt.dev, start, 4 * 4096) == 0
@@ -427,7 +418,7 @@ def test_a_client_never_sees_a_file_being_written(tmp_path, master, client,
         f.write(_data(1 << 20, 3))
         f.flush()
         assert not os.path.exists(os.path.join(cm.mnt, "slow"))
-    assert _logged(mnt.dev, before + 1)
+    assert fh.wait_entries(mnt.dev, before + 1)
     with open(os.path.join(cm.mnt, "slow"), "rb") as f:
         assert f.read() == _data(1 << 20, 3)
     # the client cannot create
@@ -506,7 +497,7 @@ def test_a_new_mount_keeps_no_file_of_the_old_one_open(mnt, master):
     assert p.returncode == 0, p.stderr
     new_pid = int(mnt.status()["pid"])
     f.close()
-    assert _logged(mnt.dev, before + 1)
+    assert fh.wait_entries(mnt.dev, before + 1)
     mnt.pid = old_pid
     assert mnt.wait_daemon_exit(10), "the old daemon outlived its mount"
     mnt.pid = new_pid
@@ -539,7 +530,7 @@ def test_a_killed_writer_leaves_nothing(mnt, master):
         mnt.log_text()
     # one that exits without closing has written its file: logged
     assert _writer(os.path.join(mnt.mnt, "exited"), "exit") == 0
-    assert _logged(mnt.dev, before + 1)
+    assert fh.wait_entries(mnt.dev, before + 1)
     assert os.stat(os.path.join(mnt.mnt, "exited")).st_size == 3 << 20
     _fsck_clean(master, mnt.mnt)
 
@@ -729,7 +720,7 @@ def test_holes_and_the_last_page_never_show_what_the_device_held(mnt,
     with open(path, "wb") as f:
         f.seek(8192)
         f.write(b"z" * 10)
-    assert _logged(mnt.dev, before + 1)
+    assert fh.wait_entries(mnt.dev, before + 1)
     want = bytes(8192) + b"z" * 10
     with open(path, "rb") as f:
         assert f.read() == want
