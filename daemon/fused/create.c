@@ -560,7 +560,9 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 		rc = zero_range(fs, p, p->size, off);
 	if (rc)
 		return rc;
-	p->written = true;
+	/* before the store: a failed one may have stored part */
+	if (off + size > p->written_end)
+		p->written_end = off + size;
 	if (p->buf_fd >= 0) {
 		put = pwrite(p->buf_fd, buf, size, (off_t)off);
 		if (put < 0)
@@ -601,9 +603,18 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 	if (p->stage || p->commit_at)
 		return -ETXTBSY;
 	if (size > p->size) {
+		/*
+		 * Zeros where it grows: over what a WRITE stored before a
+		 * shrink; a user's file over all of it (root's preallocation
+		 * keeps what the device held, as famfs creat -s does).
+		 */
+		uint64_t dirty = p->scrub || p->written_end > size ?
+					 size :
+					 p->written_end;
+
 		rc = extend(fs, p, size);
-		if (!rc && p->scrub)
-			rc = zero_range(fs, p, p->size, size);
+		if (!rc && dirty > p->size)
+			rc = zero_range(fs, p, p->size, dirty);
 	}
 	return rc ? rc : set_size(p, size);
 }

@@ -40,10 +40,11 @@ struct fused_pending {
 	/*
 	 * Where the daemon cannot write the device (fs->meta_via_mount) the
 	 * bytes wait in this memfd, whose holes read as zeros, until the last
-	 * close; -1 elsewhere. @written: some byte came by WRITE.
+	 * close; -1 elsewhere.
 	 */
 	int buf_fd;
-	bool written;
+	/* the end of the furthest byte a WRITE stored (0: none did) */
+	uint64_t written_end;
 	/* its bytes on their way to the device (stage.c), or NULL */
 	struct fused_stage *stage;
 	struct fused_pending *next;

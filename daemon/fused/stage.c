@@ -181,7 +181,7 @@ int fused_stage_start(struct fused *fs, struct fused_pending *p)
 		 (unsigned long long)s->ino);
 	s->data_end = p->size;
 	s->size = fused_pending_page_end(p);
-	s->write_all = p->written || p->scrub;
+	s->write_all = p->written_end || p->scrub;
 	s->buf_fd = p->buf_fd;
 	s->tree = fused_pending_tree();
 	s->fs = fs;

@@ -446,3 +446,26 @@ def test_pending_files_keep_a_log_slot_each(tmp_path, master, device,
             assert f.read() == data
     assert "discarded" not in m.log_text()
 
+
+@pytest.mark.parametrize("grow", ["ftruncate", "posix_fallocate"])
+def test_a_file_made_shorter_then_longer_reads_zeros_there(mnt, grow):
+    """truncate(2) that makes a file longer than it is shows zeros there,
+    also where bytes were written before a shrink, and also for root
+    (whose preallocation keeps what the device held only where nothing
+    was written)."""
+    path = os.path.join(mnt.mnt, "shrunk-" + grow)
+    before = fh.log_next_index(mnt.dev)
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.write(fd, b"x" * 100)
+        os.ftruncate(fd, 10)
+        if grow == "ftruncate":
+            os.ftruncate(fd, 100)
+        else:
+            os.posix_fallocate(fd, 0, 100)
+        assert os.pread(fd, 200, 0) == b"x" * 10 + bytes(90)
+    finally:
+        os.close(fd)
+    assert fh.wait_entries(mnt.dev, before + 1)
+    with open(path, "rb") as f:
+        assert f.read() == b"x" * 10 + bytes(90)
