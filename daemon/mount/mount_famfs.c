@@ -645,6 +645,8 @@ static int mount_famfs(struct request *r)
 	char dev[PATH_MAX], mnt[PATH_MAX];
 	bool systemd = famfs_unit_wanted();
 	bool dead, writer;
+	char *opts;
+	int rc;
 
 	resolve(r->device, r->mountpoint, dev, mnt, &dead);
 	writer = check_device(dev, &r->s, r->verbose || r->fake);
@@ -654,8 +656,18 @@ static int mount_famfs(struct request *r)
 		fail("famfs kernel module not loaded and fallback disabled (%s is missing)",
 		     FAMFS_FUSE_DEV);
 	check_free(dev, mnt, dead, writer);
-	return start(daemon_options(&r->s, dev), dev, mnt, systemd,
-		     r->verbose, r->fake);
+	opts = daemon_options(&r->s, dev);
+	rc = start(opts, dev, mnt, systemd, r->verbose, r->fake);
+	free(opts);
+	return rc;
+}
+
+/* Freed so that a sanitizer build reports only real leaks. */
+static void free_settings(struct settings *s)
+{
+	for (size_t i = 0; i < NPASSED; i++)
+		free(*field_of(s, i));
+	free(s->passthru);
 }
 
 int main(int argc, char **argv)
@@ -677,5 +689,8 @@ int main(int argc, char **argv)
 	close_range(3, ~0U, 0);
 	read_conf(&r.s);
 	rc = parse_cmdline(argc, argv, &r);
-	return rc >= 0 ? rc : mount_famfs(&r);
+	if (rc < 0)
+		rc = mount_famfs(&r);
+	free_settings(&r.s);
+	return rc;
 }
