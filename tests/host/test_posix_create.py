@@ -860,3 +860,48 @@ def test_the_shadow_tree_counts_a_directory_made_later_as_no_change(
     assert "0 files, 3 directories" in p.stdout, p.stdout
     assert "a/b" in p.stderr and p.returncode == 1, (p.stdout, p.stderr)
     assert os.path.isdir(os.path.join(shadow, "root/a/b"))
+
+
+def test_a_user_cannot_rename_or_remove_anothers_file_being_written(
+        world_mnt):
+    """A file not yet logged may be renamed or removed, by whom the
+    directory allows: in a sticky directory open to all, only its owner
+    (the kernel checks, default_permissions); in root's own directory,
+    nobody else. A user's own file is theirs to rename."""
+    m = world_mnt.mnt
+    os.mkdir(os.path.join(m, "rootdir"), 0o755)
+    before = fh.log_next_index(world_mnt.dev)
+    fds = [os.open(os.path.join(m, p), os.O_CREAT | os.O_WRONLY, 0o644)
+           for p in ("pub/roots", "rootdir/roots")]
+    try:
+        for fd in fds:
+            os.write(fd, b"root's")
+        p = _as_user("import errno, os\n"
+                     "m = %r\n"
+                     "for f, a in ((os.rename, ('/pub/roots', '/pub/x')),\n"
+                     "             (os.unlink, ('/pub/roots',)),\n"
+                     "             (os.rename, ('/rootdir/roots',\n"
+                     "                          '/pub/y')),\n"
+                     "             (os.unlink, ('/rootdir/roots',))):\n"
+                     "    try:\n"
+                     "        f(*(m + x for x in a))\n"
+                     "        print('done')\n"
+                     "    except OSError as e:\n"
+                     "        print(errno.errorcode[e.errno])\n"
+                     "with open(m + '/pub/tmp', 'wb') as f:\n"
+                     "    f.write(b'mine')\n"
+                     "    os.rename(m + '/pub/tmp', m + '/pub/mine')\n"
+                     % m)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.split() == ["EPERM", "EPERM", "EACCES", "EACCES"], \
+            p.stdout
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert fh.wait_entries(world_mnt.dev, before + 3)
+    for rel, data in (("pub/roots", b"root's"), ("rootdir/roots", b"root's"),
+                      ("pub/mine", b"mine")):
+        with open(os.path.join(m, rel), "rb") as f:
+            assert f.read() == data
+    assert not os.path.exists(os.path.join(m, "pub/tmp"))
+    assert _owner_mode(os.path.join(m, "pub/mine"))[1] == NOBODY
