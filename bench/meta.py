@@ -19,6 +19,10 @@ bench/report.py:
                famfs-bench-fuse-null (a FUSE server that accepts every
                request at once: FUSE's own ceiling), in interleaved
                rounds.
+  meta_rsync   files per second of `rsync -a` of the same TAR_FILES files
+               into a mount with commit_delay=1000 (rsync renames each
+               file after its close) against the same into tmpfs
+               (interleaved).
   meta_cp      MiB/s of `cp` of a CP_MIB MiB file into the mount against
                the same into tmpfs (interleaved; the tmpfs copy is
                removed after each round, the famfs one cannot be).
@@ -153,14 +157,22 @@ def alternate(rounds, sides):
     return t
 
 
-def bench_tar(work, m, raw):
-    """tar -x of TAR_FILES files of 1 to 16 KiB into the mount and tmpfs."""
+def small_files(work):
+    """TAR_FILES files of 1 to 16 KiB in two directories; their top."""
     src = os.path.join(work, "tarsrc")
+    if os.path.isdir(src):
+        return src
     os.makedirs(os.path.join(src, "t/sub"))
     for i in range(TAR_FILES):
         with open(os.path.join(src, "t/sub" if i % 2 else "t",
                                "f%03d" % i), "wb") as f:
             f.write(os.urandom(1024 * (1 + i % 16)))
+    return src
+
+
+def bench_tar(work, m, raw):
+    """tar -x of TAR_FILES files of 1 to 16 KiB into the mount and tmpfs."""
+    src = small_files(work)
     tarball = os.path.join(work, "t.tar")
     run("tar", "-C", src, "-cf", tarball, "t")
 
@@ -198,6 +210,24 @@ def bench_tar(work, m, raw):
            null_ratio=ceiling[0], null_ratio_min=ceiling[1],
            null_ratio_max=ceiling[2], of_null=of_null[0],
            of_null_min=of_null[1], of_null_max=of_null[2])
+
+
+def bench_rsync(work, m, raw):
+    """rsync -a of the small files into the mount (commit_delay=) and
+    tmpfs."""
+    src = os.path.join(small_files(work), "t") + "/"
+
+    def side(root):
+        def one(r):
+            return timed("rsync", "-a", src,
+                         os.path.join(root, "rsync%d" % r) + "/")
+        return one
+    t = alternate(ROUNDS, {"famfs": side(m.mnt), "raw": side(raw)})
+    ratio = spread(r / f for f, r in zip(t["famfs"], t["raw"]))
+    result("meta_rsync", files=TAR_FILES, rounds=ROUNDS,
+           famfs_files_per_s=TAR_FILES / statistics.median(t["famfs"]),
+           raw_files_per_s=TAR_FILES / statistics.median(t["raw"]),
+           ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
 
 
 def bench_cp(work, raw):
@@ -288,10 +318,11 @@ def main():
                       FAMFS_FUSED=os.path.join(BUILD,
                                                "daemon/fused/famfs-fused"))
     try:
-        empty_img, full_img, small_img = (os.path.join(work, n) for n in
-                                          ("empty.img", "full.img",
-                                           "small.img"))
+        empty_img, full_img, small_img, rsync_img = (
+            os.path.join(work, n) for n in
+            ("empty.img", "full.img", "small.img", "rsync.img"))
         mkfs(empty_img, 16 << 30)
+        mkfs(rsync_img, 16 << 30)
         # The creat rounds fill the nearly full log's last slots.
         mkfs(full_img, (LOG_SLOTS * 2 + 64) * MiB)
         fill(full_img, LOG_SLOTS - ROUNDS * PER_ROUND)
@@ -301,14 +332,16 @@ def main():
         os.mkdir(raw)
 
         empty, full = Mount(work, empty_img, "e"), Mount(work, full_img, "f")
-        for m in (empty, full):
+        delayed = Mount(work, rsync_img, "r", ",commit_delay=1000")
+        for m in (empty, full, delayed):
             m.mount()
         bench_creat(empty, full, raw)
         bench_batch(empty)
         bench_tar(work, empty, raw)
+        bench_rsync(work, delayed, raw)
         bench_cp(work, raw)
         bench_devcopy(work)
-        for m in (empty, full):
+        for m in (empty, full, delayed):
             m.umount()
 
         replay = subprocess.run([REPLAY, full_img, "20"], check=True,

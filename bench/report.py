@@ -315,6 +315,11 @@ def rows(g):
             "  the mount / that FUSE server", ratio("meta_tar", "of_null"),
             "%.0f vs %.0f files/s" % (g["meta_tar"]["famfs_files_per_s"],
                                       g["meta_tar"]["null_files_per_s"]))),
+        ("meta_rsync", lambda: against(
+            "meta_rsync", "rsync -a of %d small files into a mount with "
+            "commit_delay= / into tmpfs", "files", "%.0f",
+            "famfs_files_per_s", "raw_files_per_s",
+            "files/s (fallback mode, this host)")),
         ("meta_cp", lambda: against(
             "meta_cp", "cp of a %d MiB file into the mount / into tmpfs",
             "mib", "%.0f", "famfs_mibs", "raw_mibs",
@@ -437,7 +442,8 @@ def main():
     out = sys.argv[1]
     g = parse(out)
     table = rows(g)
-    expected = ["meta_creat", "meta_batch", "meta_tar", "meta_cp",
+    expected = ["meta_creat", "meta_batch", "meta_tar", "meta_rsync",
+                "meta_cp",
                 "meta_replay", "meta_mount",
                 "fallback", "restart"]
     for _, pre, _ in KLINES:
