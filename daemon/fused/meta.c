@@ -209,7 +209,9 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     "data_readonly=%d\n"
 		     "map_replies=%d\n"
 		     "devices=%u\n"
-		     "devices_missing=%u\n",
+		     "devices_missing=%u\n"
+		     "files_being_written=%llu\n"
+		     "commit_delay_ms=%u\n",
 		     fs->famfs_mode ? "famfs" : "fallback", fs->devpath,
 		     famfs_role_name(fs->role), (int)getpid(), fs->mountpoint,
 		     fs->fuse_dev, fs->readonly,
@@ -232,7 +234,8 @@ size_t fused_status(struct fused *fs, char *buf, size_t len)
 		     (unsigned long long)fs->lookup_misses, fs->splice_reads,
 		     (unsigned long long)fs->spliced_reads, fs->data_ro,
 		     fs->map_replies, famfs_geo_ndevs(&fs->g),
-		     fs->members_missing);
+		     fs->members_missing, (unsigned long long)fs->npending,
+		     fs->commit_delay_ms);
 	if (n >= 0 && (size_t)n < len && fs->unit[0])
 		n += snprintf(buf + n, len - (size_t)n, "unit=%s\n", fs->unit);
 	/* where this host found each added device: what fsck of the mount

@@ -171,8 +171,10 @@ def test_commit_delay_keeps_a_closed_file_unlogged_for_a_while(
     path = os.path.join(m.mnt, "late")
     data = _data(100000, 3)
     before = fh.log_next_index(m.dev)
+    assert m.status()["commit_delay_ms"] == "1500"
     with open(path, "wb") as f:
         f.write(data)
+        assert m.status()["files_being_written"] == "1"
     assert fh.log_next_index(m.dev) == before
     with open(path, "rb") as f:
         assert f.read() == data
@@ -180,7 +182,9 @@ def test_commit_delay_keeps_a_closed_file_unlogged_for_a_while(
         open(path, "r+b")
     assert e.value.errno == errno.ETXTBSY
     assert fh.log_next_index(m.dev) == before
+    assert m.status()["files_being_written"] == "1"
     assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    assert m.status()["files_being_written"] == "0"
     assert _logged_names(m.dev)[-1] == "late"
     assert fh.file_entry(m.dev, os.stat(path).st_ino)[0] == len(data)
     # logged: an ordinary file from now on, open for writing in place
