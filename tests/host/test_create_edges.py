@@ -198,17 +198,25 @@ def test_a_truncating_open_of_a_file_being_written_is_refused(mnt):
         assert f.read() == b"w" * 100
 
 
+def _read_after_its_writer(path, data):
+    """Create @path with @data, open it for reading, then close its
+    writer: the file stays pending; the reader's fd."""
+    w = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        os.write(w, data)
+        return os.open(path, os.O_RDONLY)
+    finally:
+        os.close(w)
+
+
 def test_a_file_is_logged_at_its_last_close_not_its_writers(mnt):
     """A reader that opened a file being written keeps it pending after
     its writer closes: it still reads it, and the file is logged, whole,
     at the reader's close."""
     path = os.path.join(mnt.mnt, "shared")
     before = fh.log_next_index(mnt.dev)
-    w = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
-    os.write(w, b"r" * 300)
-    r = os.open(path, os.O_RDONLY)
+    r = _read_after_its_writer(path, b"r" * 300)
     try:
-        os.close(w)
         # one request at a time: the writer's RELEASE is handled first
         assert os.pread(r, 1000, 0) == b"r" * 300
         assert fh.log_next_index(mnt.dev) == before
@@ -243,11 +251,8 @@ def test_reopening_a_pending_file_after_its_writer_closed(mnt):
     the only one; the log gets what the second writer wrote."""
     path = os.path.join(mnt.mnt, "reopened")
     before = fh.log_next_index(mnt.dev)
-    w = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
-    os.write(w, b"old" * 100)
-    r = os.open(path, os.O_RDONLY)
+    r = _read_after_its_writer(path, b"old" * 100)
     try:
-        os.close(w)
         w2 = os.open(path, os.O_WRONLY | os.O_TRUNC)
         try:
             assert os.pread(r, 1000, 0) == b""
