@@ -242,6 +242,101 @@ static void grow_stops_cleanly(void **state)
 	famfs_alloc_release(&a);
 }
 
+/*
+ * Marking works on whole units: a range that starts or ends inside a
+ * unit takes all of it, and a device the log has not added is all in
+ * use, so any extent on it counts as an overlap.
+ */
+static void marks_round_out_to_units_and_unknown_devices_overlap(void **state)
+{
+	struct famfs_alloc a;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	assert_int_equal(famfs_alloc_mark(&a, 0, 12 * MiB, 1), 0);
+	assert_true(famfs_alloc_used(&a, 0, 6));
+	assert_int_equal(a.used, 5 + 1);
+	/* 13 MiB .. 15 MiB: the second half of unit 6 and first of unit 7 */
+	assert_int_equal(famfs_alloc_mark(&a, 0, 13 * MiB, 2 * MiB), 1);
+	assert_true(famfs_alloc_used(&a, 0, 7));
+	assert_false(famfs_alloc_used(&a, 0, 8));
+	assert_int_equal(a.used, 5 + 2);
+	assert_int_equal(a.overlaps, 1);
+	/* device 1 was never added: both units overlap, nothing is marked */
+	assert_int_equal(famfs_alloc_mark(&a, 1, 10 * MiB, 4 * MiB), 2);
+	assert_int_equal(a.overlaps, 3);
+	assert_int_equal(a.used, 5 + 2);
+	assert_true(famfs_alloc_used(&a, 1, 0));
+	famfs_alloc_release(&a);
+}
+
+/* Two devices with as many free units: the lower index is used first. */
+static void equal_devices_fill_from_the_first(void **state)
+{
+	struct famfs_geometry two = g;
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+
+	(void)state;
+	two.ndevs = 2;
+	two.dev[0].size = g.dev_size;
+	/* 123 free units each: 128 - 5 on the primary, 124 - 1 here */
+	two.dev[1].size = g.dev_size - 8 * MiB;
+	memset(two.dev[1].uuid, 0x42, FAMFS_UUID_LEN);
+	assert_int_equal(famfs_alloc_init(&a, &two), 0);
+	assert_int_equal(a.dev[0].nunits - a.dev[0].used,
+			 a.dev[1].nunits - a.dev[1].used);
+	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
+	assert_int_equal(f.simple.se[0].devindex, 0);
+	assert_int_equal(f.simple.se[0].offset, 10 * MiB);
+	/* now the second has more free: it takes the next file */
+	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
+	assert_int_equal(f.simple.se[0].devindex, 1);
+	assert_int_equal(f.simple.se[0].offset, 2 * MiB);
+	famfs_alloc_release(&a);
+}
+
+/*
+ * Consecutive interleaved files start their strips in different buckets,
+ * so that small files do not all land on the first memory devices.
+ */
+static void interleaved_files_rotate_their_first_bucket(void **state)
+{
+	struct famfs_interleave il = { 8, 4, 4 * MiB };
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+	uint64_t bucket = 256 * MiB / 8, first;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	assert_int_equal(famfs_alloc_interleaved(&a, 4 * MiB, &il, &f), 0);
+	first = f.interleave.ie[0].strips[0].offset / bucket;
+	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
+	assert_int_equal(famfs_alloc_interleaved(&a, 4 * MiB, &il, &f), 0);
+	assert_int_not_equal(f.interleave.ie[0].strips[0].offset / bucket,
+			     first);
+	famfs_alloc_release(&a);
+}
+
+/* A strip longer than a bucket: refused up front, saying so. */
+static void a_strip_larger_than_a_bucket_is_refused(void **state)
+{
+	struct famfs_interleave il = { 8, 4, 2 * MiB };
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+	uint64_t used;
+
+	(void)state;
+	assert_int_equal(famfs_alloc_init(&a, &g), 0);
+	used = a.used;
+	/* 4 strips of 40 MiB; the buckets are 32 MiB */
+	assert_int_equal(famfs_alloc_interleaved(&a, 160 * MiB, &il, &f),
+			 -ENOSPC);
+	assert_non_null(strstr(famfs_errmsg(), "does not fit in buckets of 33554432 bytes"));
+	assert_int_equal(a.used, used);
+	famfs_alloc_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +348,10 @@ int main(void)
 		cmocka_unit_test(failed_interleave_gives_space_back),
 		cmocka_unit_test(bad_interleave_params),
 		cmocka_unit_test(buckets_of_a_gib_on_big_devices),
+		cmocka_unit_test(marks_round_out_to_units_and_unknown_devices_overlap),
+		cmocka_unit_test(equal_devices_fill_from_the_first),
+		cmocka_unit_test(interleaved_files_rotate_their_first_bucket),
+		cmocka_unit_test(a_strip_larger_than_a_bucket_is_refused),
 	};
 
 	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);

@@ -158,6 +158,57 @@ static void bad_interleaves_are_refused(void **state)
 	assert_int_equal(famfs_fmap_check(&f, 12 * MiB + 1, &g), -EUCLEAN);
 }
 
+/*
+ * Extents a hostile log could hold that pass the other checks: an empty
+ * extent, a length that is not whole units, a device the log has not
+ * added, and strips of equal length that are not whole chunks.
+ */
+static void extents_need_whole_units_and_a_known_device(void **state)
+{
+	struct famfs_omf_fmap f;
+
+	(void)state;
+	f = simple2();
+	f.simple.se[1].len = 0; /* offset fine, nothing mapped */
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "extent 1 is empty"));
+	f = simple2();
+	f.simple.se[0].len = 3 * MiB; /* aligned start, half a unit more */
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "not aligned"));
+	f = simple2();
+	f.simple.se[1].devindex = 1; /* the log added no second device */
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "extent 1 is on device index 1"));
+	/* the data area starts at data_start exactly: that unit is a file's */
+	f = simple2();
+	f.simple.se[1].offset = g.data_start;
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), 0);
+	f.simple.se[1].offset = g.data_start - 2 * MiB;
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
+	/* the last unit of the device is a file's too; one past is not */
+	f = simple2();
+	f.simple.se[0].offset = g.dev_size - 4 * MiB;
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), 0);
+	f.simple.se[0].offset = g.dev_size - 2 * MiB;
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "past the end"));
+	/* 16 extents is the most a map has: exactly 16 are fine */
+	f = simple2();
+	f.simple.nextents = 16;
+	for (int i = 0; i < 16; i++)
+		f.simple.se[i] = (struct famfs_omf_extent){
+			0, (uint64_t)(20 + 2 * i) * MiB, 2 * MiB };
+	assert_int_equal(famfs_fmap_check(&f, 32 * MiB, &g), 0);
+	/* equal strips of half a chunk: the formula would map past them */
+	f = striped();
+	f.interleave.ie[0].chunk_size = 4 * MiB;
+	for (int i = 0; i < 3; i++)
+		f.interleave.ie[0].strips[i].len = 2 * MiB;
+	assert_int_equal(famfs_fmap_check(&f, 1, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "in whole chunks"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +217,7 @@ int main(void)
 		cmocka_unit_test(a_geometry_of_zeros_is_refused),
 		cmocka_unit_test(interleave_follows_the_formula),
 		cmocka_unit_test(bad_interleaves_are_refused),
+		cmocka_unit_test(extents_need_whole_units_and_a_known_device),
 	};
 
 	return cmocka_run_group_tests_name("fmap", tests, NULL, NULL);

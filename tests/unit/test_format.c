@@ -132,6 +132,86 @@ static void escape_prints_utf8_only(void **state)
 	assert_string_equal(famfs_escape("ab\xff", buf, 4), "ab");
 }
 
+#define MiB (1024ULL * 1024)
+
+/* A valid primary superblock of a 1 GiB device, CRC and all. */
+static struct famfs_omf_superblock good_sb(void)
+{
+	struct famfs_omf_superblock sb;
+
+	memset(&sb, 0, sizeof(sb));
+	sb.magic = FAMFS_SUPER_MAGIC;
+	sb.version = FAMFS_SB_VERSION;
+	sb.log_offset = FAMFS_LOG_OFFSET;
+	sb.log_len = FAMFS_LOG_MIN_LEN;
+	sb.alloc_unit = FAMFS_ALLOC_UNIT;
+	sb.omf_major = 2;
+	sb.omf_minor = 2;
+	memset(sb.fs_uuid, 0x11, 16);
+	memset(sb.dev_uuid, 0x22, 16);
+	sb.flags = FAMFS_SB_PRIMARY;
+	sb.daxdev.size = 1ULL << 30;
+	sb.crc = famfs_sb_crc(&sb);
+	return sb;
+}
+
+/*
+ * Each field a superblock from another host could get wrong is refused on
+ * its own, with the errno and words that say which: a device smaller than
+ * the superblock says, a recorded size smaller than the log, a log that
+ * is not a power of two or not where the format puts it.
+ */
+static void every_superblock_field_is_checked(void **state)
+{
+	struct famfs_omf_superblock sb;
+	const uint64_t dev = 1ULL << 30;
+
+	(void)state;
+	sb = good_sb();
+	assert_int_equal(famfs_sb_check(&sb, dev), 0);
+	sb.alloc_unit = 4096; /* not covered by the CRC check: it must fail */
+	assert_int_equal(famfs_sb_check(&sb, dev), -EBADMSG);
+	assert_non_null(strstr(famfs_errmsg(), "CRC mismatch"));
+
+	sb = good_sb();
+	sb.version = 47;
+	sb.crc = famfs_sb_crc(&sb);
+	assert_int_equal(famfs_sb_check(&sb, dev), -EPROTO);
+
+	sb = good_sb();
+	sb.log_offset = 0x100000;
+	sb.crc = famfs_sb_crc(&sb);
+	assert_int_equal(famfs_sb_check(&sb, dev), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "log offset"));
+
+	sb = good_sb();
+	sb.log_len = 12 * MiB; /* >= 8 MiB, not a power of two */
+	sb.crc = famfs_sb_crc(&sb);
+	assert_int_equal(famfs_sb_check(&sb, dev), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "log length"));
+
+	/* the device ends inside the log */
+	sb = good_sb();
+	sb.daxdev.size = 8 * MiB;
+	assert_int_equal(famfs_sb_check(&sb, 8 * MiB), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "the log ends at byte 10485760"));
+
+	/* the device is smaller than the superblock records */
+	sb = good_sb();
+	assert_int_equal(famfs_sb_check(&sb, dev - 2 * MiB), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "the superblock records"));
+	sb.daxdev.size = dev - 2 * MiB; /* after the CRC: no new CRC */
+	assert_int_equal(famfs_sb_check(&sb, dev - 2 * MiB), 0);
+
+	/* a recorded size that leaves no room for the log */
+	sb = good_sb();
+	sb.daxdev.size = 4 * MiB;
+	assert_int_equal(famfs_sb_check(&sb, dev), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "smaller than superblock and log"));
+	sb.daxdev.size = FAMFS_LOG_OFFSET + FAMFS_LOG_MIN_LEN; /* just fits */
+	assert_int_equal(famfs_sb_check(&sb, dev), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +219,7 @@ int main(void)
 		cmocka_unit_test(log_layout),
 		cmocka_unit_test(checksums),
 		cmocka_unit_test(escape_prints_utf8_only),
+		cmocka_unit_test(every_superblock_field_is_checked),
 	};
 
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -390,6 +391,285 @@ static void mounts_wait_for_a_writer_and_take_no_lock(void **state)
 	scratch_drop(&s);
 }
 
+/* An entry as a hostile host would forge it: CRC and number right. */
+static int forged_check(struct famfs_omf_entry *e,
+			const struct famfs_geometry *g)
+{
+	e->seqnum = 5;
+	e->crc = famfs_entry_crc(e);
+	return famfs_entry_check(e, 5, g);
+}
+
+static struct famfs_omf_entry forged_file(const char *relpath)
+{
+	struct famfs_omf_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_FILE;
+	e.file.size = 1;
+	e.file.mode = 0644;
+	snprintf(e.file.relpath, sizeof(e.file.relpath), "%s", relpath);
+	e.file.fmap.ext_type = FAMFS_EXT_SIMPLE;
+	e.file.fmap.simple.nextents = 1;
+	e.file.fmap.simple.se[0] = (struct famfs_omf_extent){ 0, 10 * MiB,
+							      2 * MiB };
+	return e;
+}
+
+/*
+ * A log written by another host may name paths the namespace must never
+ * see: every component is checked, not only "..". The CRC is right, so
+ * only the path check stands between the entry and the tree.
+ */
+static void forged_paths_are_refused_component_by_component(void **state)
+{
+	static const char *const bad[] = {
+		"a/./b", ".", "a/.", "a//b", "a/", "/a", "//a",
+	};
+	const struct famfs_geometry g = { .dev_size = 64 * MiB,
+					  .alloc_unit = 2 * MiB,
+					  .data_start = 10 * MiB,
+					  .ndevs = 1,
+					  .dev = { { .size = 64 * MiB } } };
+	struct famfs_omf_entry e;
+
+	(void)state;
+	e = forged_file("a/.b/..c/...");
+	assert_int_equal(forged_check(&e, &g), 0); /* dots inside names are fine */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		e = forged_file(bad[i]);
+		assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+		assert_non_null(strstr(famfs_errmsg(), "log entry 5"));
+		assert_non_null(strstr(famfs_errmsg(), bad[i]));
+		/* the same check guards directories */
+		memset(&e, 0, sizeof(e));
+		e.type = FAMFS_ENTRY_MKDIR;
+		e.mkdir.mode = 0755;
+		snprintf(e.mkdir.relpath, sizeof(e.mkdir.relpath), "%s", bad[i]);
+		assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+	}
+	e = forged_file("a/");
+	forged_check(&e, &g);
+	assert_non_null(strstr(famfs_errmsg(), "ends with '/'"));
+	e = forged_file("/a");
+	forged_check(&e, &g);
+	assert_non_null(strstr(famfs_errmsg(), "not a relative path"));
+	/* all 80 bytes used: no NUL, so no string at all */
+	e = forged_file("x");
+	memset(e.file.relpath, 'x', sizeof(e.file.relpath));
+	assert_int_equal(forged_check(&e, &g), -ENAMETOOLONG);
+	assert_non_null(strstr(famfs_errmsg(), "not NUL-terminated"));
+}
+
+/*
+ * Modes, padding and void entries: the fields other than the path that a
+ * forged entry could use to make a device node, a directory that is a
+ * file, or carry data in a slot every reader skips.
+ */
+static void forged_modes_and_padding_are_refused(void **state)
+{
+	const struct famfs_geometry g = { .dev_size = 64 * MiB,
+					  .alloc_unit = 2 * MiB,
+					  .data_start = 10 * MiB,
+					  .ndevs = 1,
+					  .dev = { { .size = 64 * MiB } } };
+	struct famfs_omf_entry e;
+
+	(void)state;
+	e = forged_file("f");
+	e.file.mode = S_IFREG | 04755; /* upstream's cp records S_IFREG */
+	assert_int_equal(forged_check(&e, &g), 0);
+	e.file.mode = S_IFDIR | 0755;
+	assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "is not a regular file's"));
+	e.file.mode = S_IFCHR | 0666;
+	assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_MKDIR;
+	snprintf(e.mkdir.relpath, sizeof(e.mkdir.relpath), "d");
+	e.mkdir.mode = S_IFDIR | 0755;
+	assert_int_equal(forged_check(&e, &g), 0);
+	e.mkdir.mode = S_IFREG | 0755;
+	assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "is not a directory's"));
+
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_ADD_DAXDEV;
+	e.daxdev.index = 1;
+	e.daxdev.size = 64 * MiB;
+	memset(e.daxdev.uuid, 0x42, sizeof(e.daxdev.uuid));
+	assert_int_equal(forged_check(&e, &g), 0);
+	e.daxdev.pad0 = 1;
+	assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "padding set"));
+
+	/* a void entry: even one byte of payload makes it not void */
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_VOID;
+	assert_int_equal(forged_check(&e, &g), 0);
+	e.file.relpath[0] = 'x';
+	assert_int_equal(forged_check(&e, &g), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "a void entry with contents"));
+}
+
+/*
+ * A log header that agrees with itself (its CRC recomputed) but not with
+ * the superblock: the log length the superblock gives is the one to trust.
+ */
+static void a_header_length_the_superblock_does_not_give(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), 0);
+	dev.log->len = dev.log_len * 2;
+	dev.log->crc = famfs_log_header_crc(dev.log);
+	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "differs from the superblock's"));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+/*
+ * famfs_log_walk() is given a log as found: a next_index past the last
+ * slot must stop it before it reads a single entry beyond the log, even
+ * when its caller did not check the header first.
+ */
+static void a_walk_refuses_a_tail_past_the_log(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_geometry g;
+	struct famfs_walk walk;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	populate(&dev);
+	dev.log->next_index = famfs_log_slots(dev.log_len) + 1;
+	famfs_sb_geometry(dev.sb, &g);
+	assert_int_equal(famfs_log_walk(dev.log, dev.log_len, &g, 2, NULL,
+					NULL, &walk), -EUCLEAN);
+	assert_true(walk.bad);
+	assert_int_equal(walk.valid, 2); /* from where the walk began */
+	assert_non_null(strstr(walk.why, "room for 15420"));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+/*
+ * A clone is the same file under another name: it keeps what the source
+ * entry says, the flags upstream wrote (all hosts read-only here) and the
+ * owner, not what a file created now would get.
+ */
+static void a_clone_keeps_the_flags_and_owner_of_its_source(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_writer w;
+	struct famfs_omf_entry e, *c;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	memset(&e, 0, sizeof(e));
+	e.type = FAMFS_ENTRY_FILE;
+	e.file.size = 1;
+	e.file.flags = FAMFS_FILE_ALL_HOSTS_RO;
+	e.file.mode = 0640;
+	e.file.uid = 1000;
+	e.file.gid = 100;
+	snprintf(e.file.relpath, sizeof(e.file.relpath), "ro");
+	e.file.fmap.ext_type = FAMFS_EXT_SIMPLE;
+	e.file.fmap.simple.nextents = 1;
+	e.file.fmap.simple.se[0] = (struct famfs_omf_extent){ 0, 10 * MiB,
+							      2 * MiB };
+	assert_int_equal(famfs_log_append(&dev, &e), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(famfs_writer_clone(&w, "ro", "ro2"), 0);
+	famfs_writer_end(&w);
+	c = famfs_log_entry(dev.log, 1);
+	assert_string_equal(c->file.relpath, "ro2");
+	assert_int_equal(c->file.flags, FAMFS_FILE_ALL_HOSTS_RO);
+	assert_int_equal(c->file.mode, 0640);
+	assert_int_equal(c->file.uid, 1000);
+	assert_int_equal(c->file.gid, 100);
+	assert_memory_equal(&c->file.fmap, &e.file.fmap, sizeof(e.file.fmap));
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+/*
+ * A map handed in by a caller (famfs logfile, a daemon flushing a file)
+ * is checked as a reader would check it, before it is written: a bad one
+ * leaves the log as it was.
+ */
+static void an_append_never_writes_what_a_reader_would_refuse(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_writer w;
+	struct famfs_omf_fmap fm;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	memset(&fm, 0, sizeof(fm));
+	fm.ext_type = FAMFS_EXT_SIMPLE;
+	fm.simple.nextents = 1;
+	fm.simple.se[0] = (struct famfs_omf_extent){ 0, 64 * MiB, 2 * MiB };
+	assert_int_equal(famfs_writer_log_file(&w, "past", 1, 0644, 0, 0, &fm),
+			 -EUCLEAN);
+	assert_non_null(strstr(famfs_errmsg(), "past the end"));
+	fm.simple.se[0].offset = 2 * MiB; /* the log itself */
+	assert_int_equal(famfs_writer_log_file(&w, "log", 1, 0644, 0, 0, &fm),
+			 -EUCLEAN);
+	assert_int_equal(dev.log->next_index, 0);
+	fm.simple.se[0].offset = 10 * MiB;
+	assert_int_equal(famfs_writer_log_file(&w, "ok", 1, 0644, 0, 0, &fm), 0);
+	assert_int_equal(dev.log->next_index, 1);
+	famfs_writer_end(&w);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
+/*
+ * A writer knows the free space only from the log: the files a writer
+ * before it logged must be in its map, or it hands out their memory.
+ */
+static void a_new_writer_never_reuses_logged_space(void **state)
+{
+	struct scratch s;
+	struct famfs_dev dev;
+	struct famfs_writer w;
+	const struct famfs_node *a, *b, *c;
+
+	(void)state;
+	scratch_mkfs(&s, 64 * MiB);
+	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(famfs_writer_creat(&w, "a", 4 * MiB, 0644, 0, 0,
+					    NULL, &a), 0);
+	assert_int_equal(a->fmap.simple.se[0].offset, 10 * MiB);
+	famfs_writer_end(&w);
+	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
+	assert_int_equal(w.alloc->used, 5 + 2); /* superblock, log and "a" */
+	assert_int_equal(famfs_writer_creat(&w, "b", 2 * MiB, 0644, 0, 0,
+					    NULL, &b), 0);
+	assert_int_equal(b->fmap.simple.se[0].offset, 14 * MiB);
+	c = famfs_ns_resolve(w.ns, "a");
+	assert_non_null(c);
+	assert_false(c->overlaps);
+	famfs_writer_end(&w);
+	famfs_dev_close(&dev);
+	scratch_drop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +683,13 @@ int main(void)
 		cmocka_unit_test(concurrent_appenders_serialise),
 		cmocka_unit_test(append_rechecks_the_tail),
 		cmocka_unit_test(mounts_wait_for_a_writer_and_take_no_lock),
+		cmocka_unit_test(forged_paths_are_refused_component_by_component),
+		cmocka_unit_test(forged_modes_and_padding_are_refused),
+		cmocka_unit_test(a_header_length_the_superblock_does_not_give),
+		cmocka_unit_test(a_walk_refuses_a_tail_past_the_log),
+		cmocka_unit_test(a_clone_keeps_the_flags_and_owner_of_its_source),
+		cmocka_unit_test(an_append_never_writes_what_a_reader_would_refuse),
+		cmocka_unit_test(a_new_writer_never_reuses_logged_space),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
