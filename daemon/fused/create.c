@@ -177,7 +177,7 @@ int fused_pending_watch_fd(void)
 
 void fused_pending_watch(struct fused *fs)
 {
-	if (unmounted || !fs->mount_devno[0] ||
+	if (unmounted || !fused_mount_devno(fs) ||
 	    famfs_mount_with_devno(fs->mountpoint, fs->mount_devno))
 		return;
 	unmounted = true;
@@ -235,8 +235,9 @@ void fused_pending_commit_closed(struct fused *fs, bool even_open)
 
 void fused_pending_idle(struct fused *fs)
 {
+	/* unmounted: a reader's close (its RELEASE may come late) logs it */
 	if (fs->pending)
-		commit_due(fs, fused_now_ms(), false);
+		commit_due(fs, unmounted ? UINT64_MAX : fused_now_ms(), false);
 	if (fs->pending)
 		return;
 	if (mount_hold >= 0) {

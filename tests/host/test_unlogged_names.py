@@ -365,3 +365,23 @@ def test_famfs_creat_through_a_mount_with_commit_delay(tmp_path, master,
     assert took < 5, took
     assert _wait(lambda: "logged through the mount: 2 files" in
                  m.log_text())
+
+
+def test_after_an_umount_a_readers_close_logs_the_file(tmp_path, master,
+                                                       device, mounts):
+    """Unmounted (lazily: a reader still has the file open) the daemon
+    logs a waiting file at that reader's close, not when its delay runs
+    out, and then exits."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    path = os.path.join(m.mnt, "held")
+    before = fh.log_next_index(m.dev)
+    with open(path, "wb") as f:
+        f.write(b"held")
+    with open(path, "rb") as r:
+        subprocess.run(["umount", "-l", m.mnt], check=True)
+        time.sleep(0.3)  # the daemon sees the mount table change
+        assert fh.log_next_index(device) == before
+        assert r.read() == b"held"
+    assert _wait(lambda: fh.log_next_index(device) == before + 1)
+    assert m.wait_daemon_exit(), "the daemon waited for the delay"
+    assert _logged_names(device)[-1] == "held"
