@@ -45,12 +45,19 @@ int fused_pending_gone(uint64_t ino)
 	return -EIO;
 }
 
-struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino)
+static struct fused_pending *find(struct fused_pending *list, uint64_t ino)
 {
-	for (struct fused_pending *p = fs->pending; p; p = p->next)
+	for (struct fused_pending *p = list; p; p = p->next)
 		if (p->ino == ino)
 			return p;
 	return NULL;
+}
+
+struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino)
+{
+	struct fused_pending *p = find(fs->pending, ino);
+
+	return p ? p : find(fs->retired, ino);
 }
 
 bool fused_pending_next_in(const struct fused *fs, uint64_t dir,
@@ -180,8 +187,7 @@ void fused_pending_watch(struct fused *fs)
 	if (unmounted || !fused_mount_devno(fs) ||
 	    famfs_mount_with_devno(fs->mountpoint, fs->mount_devno))
 		return;
-	unmounted = true;
-	fused_pending_commit_closed(fs, false);
+	unmounted = true; /* fused_pending_idle() logs them */
 }
 
 /*
@@ -215,29 +221,36 @@ static void writer_end(struct fused *fs)
 
 static void commit(struct fused *fs, struct fused_pending *p, int rc);
 
-/* Log the closed files due by @due (a reader's open delays one). */
-static void commit_due(struct fused *fs, uint64_t due, bool even_open)
+/*
+ * Closed and waiting to be logged. One removed meanwhile has nothing to
+ * log, and a reader that has it open reads it until its close.
+ */
+static bool waiting(const struct fused_pending *p)
+{
+	return p->commit_at && !(p->lost && p->opens);
+}
+
+/* Log the closed files due by @due. */
+static void commit_due(struct fused *fs, uint64_t due)
 {
 	struct fused_pending *p = fs->pending, *next;
 
 	for (; p; p = next) {
-		next = p->next; /* commit() frees @p */
-		if (p->commit_at && p->commit_at <= due &&
-		    (even_open || !p->opens))
+		next = p->next; /* commit() frees or retires @p */
+		if (waiting(p) && p->commit_at <= due)
 			commit(fs, p, 0);
 	}
 }
 
-void fused_pending_commit_closed(struct fused *fs, bool even_open)
+void fused_pending_commit_closed(struct fused *fs)
 {
-	commit_due(fs, UINT64_MAX, even_open);
+	commit_due(fs, UINT64_MAX);
 }
 
 void fused_pending_idle(struct fused *fs)
 {
-	/* unmounted: a reader's close (its RELEASE may come late) logs it */
 	if (fs->pending)
-		commit_due(fs, unmounted ? UINT64_MAX : fused_now_ms(), false);
+		commit_due(fs, unmounted ? UINT64_MAX : fused_now_ms());
 	if (fs->pending)
 		return;
 	if (mount_hold >= 0) {
@@ -252,10 +265,23 @@ void fused_pending_idle(struct fused *fs)
 		writer_end(fs);
 }
 
+static void drop(struct fused_pending *p)
+{
+	if (p->buf_fd >= 0)
+		close(p->buf_fd);
+	free(p);
+}
+
 void fused_pending_stop(struct fused *fs)
 {
 	if (!fs->pending && fs->writer.dev)
 		writer_end(fs);
+	while (fs->retired) {
+		struct fused_pending *p = fs->retired;
+
+		fs->retired = p->next;
+		drop(p);
+	}
 }
 
 int fused_pending_timeout_ms(const struct fused *fs)
@@ -263,7 +289,7 @@ int fused_pending_timeout_ms(const struct fused *fs)
 	uint64_t now = fused_now_ms(), until = UINT64_MAX;
 
 	for (const struct fused_pending *p = fs->pending; p; p = p->next)
-		if (p->commit_at && !p->opens && p->commit_at < until)
+		if (waiting(p) && p->commit_at < until)
 			until = p->commit_at;
 	if (!fs->pending && fs->writer.dev)
 		until = writer_until;
@@ -521,6 +547,8 @@ int fused_pending_open(struct fused *fs, struct fused_pending *p,
 	p->opens++;
 	p->writing |= wr;
 	fi->direct_io = 1;
+	/* a killed reader must not pass for a killed writer at FLUSH */
+	fi->noflush = !wr;
 	return 0;
 }
 
@@ -601,6 +629,8 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 {
 	int rc = 0;
 
+	if (p->logged)
+		return -EPERM; /* as for any logged file */
 	if (p->stage || p->commit_at)
 		return -ETXTBSY;
 	if (size > p->size) {
@@ -633,6 +663,8 @@ int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
 			  int to_set)
 {
+	if (p->logged)
+		return -EPERM; /* its entry holds them */
 	/* The kernel checked who may (default_permissions). */
 	if (to_set & FUSE_SET_ATTR_MODE)
 		p->mode = attr->st_mode & 07777;
@@ -709,14 +741,22 @@ void fused_pending_unlink(struct fused *fs, struct fused_pending *p)
 		commit(fs, p, 0);
 }
 
-static void unlink_pending(struct fused *fs, struct fused_pending *p)
+static void unlink_from(struct fused_pending **pp, struct fused_pending *p)
 {
-	struct fused_pending **pp = &fs->pending;
-
 	while (*pp != p)
 		pp = &(*pp)->next;
 	*pp = p->next;
+}
+
+static void unlink_pending(struct fused *fs, struct fused_pending *p)
+{
+	unlink_from(&fs->pending, p);
 	fs->npending--;
+}
+
+static void unlink_retired(struct fused *fs, struct fused_pending *p)
+{
+	unlink_from(&fs->retired, p);
 }
 
 /*
@@ -778,11 +818,17 @@ static void commit(struct fused *fs, struct fused_pending *p, int rc)
 	 * The name now leads to the logged file. No invalidation is sent
 	 * (the kernel may hold the directory's lock while it waits for us):
 	 * the pending entry was never cached, so the next lookup finds the
-	 * logged file under its own inode.
+	 * logged file under its own inode. A reader that has this one open
+	 * goes on reading it here until its close; a delay that waited for
+	 * readers could wait for ever on one that keeps reopening it.
 	 */
-	if (p->buf_fd >= 0)
-		close(p->buf_fd);
-	free(p);
+	if (!rc && p->opens) {
+		p->logged = true;
+		p->next = fs->retired;
+		fs->retired = p;
+		return;
+	}
+	drop(p);
 }
 
 void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
@@ -810,9 +856,17 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 		p->writing = false;
 	if (--p->opens)
 		return;
-	/* a reader of a closed file: logged when due (fused_pending_idle) */
-	if (p->commit_at)
+	if (p->logged) {
+		unlink_retired(fs, p);
+		drop(p);
 		return;
+	}
+	/* a reader of a closed file: logged when due (fused_pending_idle) */
+	if (p->commit_at) {
+		if (p->lost)
+			commit(fs, p, 0); /* removed: its memory goes back */
+		return;
+	}
 	/* a reader that came while the bytes were on their way */
 	if (p->stage) {
 		fused_stage_try_finish(fs, p);

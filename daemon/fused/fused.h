@@ -154,9 +154,10 @@ struct fused {
 
 	/*
 	 * Creation through the mount (create.c): the files not yet logged,
-	 * and the log lock, held while there are any.
+	 * and the log lock, held while there are any; files logged while a
+	 * reader still had them open, served to it until its close.
 	 */
-	struct fused_pending *pending;
+	struct fused_pending *pending, *retired;
 	uint64_t npending, pending_seq;
 	struct famfs_writer writer;
 
@@ -335,12 +336,8 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
  * lock once none has been for a moment.
  */
 void fused_pending_idle(struct fused *fs);
-/*
- * A stop or an unmount: log every closed file now, without its delay
- * (those a reader still has open, at that reader's close). Once the
- * loop is over (@even_open) no reader is left to wait for.
- */
-void fused_pending_commit_closed(struct fused *fs, bool even_open);
+/* A stop or an unmount: log every closed file now, without its delay. */
+void fused_pending_commit_closed(struct fused *fs);
 /*
  * The mount table, watched (POLLPRI) while files wait for commit_delay=,
  * or -1; fused_pending_watch() when it changed: unmounted, they are
@@ -350,7 +347,10 @@ int fused_pending_watch_fd(void);
 void fused_pending_watch(struct fused *fs);
 /* When fused_pending_idle() has something to log or let go of: ms, or -1. */
 int fused_pending_timeout_ms(const struct fused *fs);
-/* The loop is over: let go of the log lock now if nothing is pending. */
+/*
+ * The loop is over: let go of the log lock now if nothing is pending,
+ * and of the files logged while a reader had them open.
+ */
 void fused_pending_stop(struct fused *fs);
 /*
  * For readdir: the file being written in directory @dir whose inode

@@ -665,7 +665,7 @@ static bool may_leave(struct fused *fs, uint64_t *until)
 {
 	uint64_t now = fused_now_ms();
 
-	fused_pending_commit_closed(fs, false); /* closed: no need to wait */
+	fused_pending_commit_closed(fs); /* closed: no need to wait */
 	if (!fs->npending)
 		return true;
 	if (!*until) {
@@ -933,8 +933,8 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 /* After serving: hand the mount over, or take it down; the exit code. */
 static int finish(struct fused *fs, int res)
 {
-	/* no request comes any more: no reader to wait for */
-	fused_pending_commit_closed(fs, true);
+	/* a successor would not know of the files still waiting */
+	fused_pending_commit_closed(fs);
 	if (fused_takeover_leave(fs, stop, stop == 2)) {
 		/* a successor may create at once: the log lock is its */
 		fused_pending_stop(fs);

@@ -29,6 +29,11 @@ struct fused_pending {
 	uint64_t commit_at;
 	bool synced; /* fsync(2) came: no delay at its close */
 	/*
+	 * Logged while a reader had it open (on fs->retired): that reader
+	 * still reads it here, under this inode, until its close.
+	 */
+	bool logged;
+	/*
 	 * Made by a user other than root: memory it reserves is zeroed, as
 	 * it may hold what the device held before. Root (famfs creat) can
 	 * read the device anyway, and gets preallocation as famfs creat -s
