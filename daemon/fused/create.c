@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mountinfo.h"
 #include "pending.h"
 
 /* Nothing is cached of a pending file: it changes at every write. */
@@ -151,19 +150,15 @@ static int new_relpath(const struct famfs_node *dir, const char *name,
  */
 static int mount_hold = -1;
 
-/*
- * The clone also keeps the connection after umount(8): files closed and
- * waiting for commit_delay= would wait on. While files are pending the
- * mount table is watched, and once our mount has left it they are
- * logged at their close.
- */
-static int table_fd = -1;
-static bool unmounted;
-
 static void hold_mount(struct fused *fs)
 {
-	if (fs->commit_delay_ms && table_fd < 0)
-		table_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	/*
+	 * The clone also keeps the connection after umount(8): files closed
+	 * and waiting for commit_delay= would wait on. Once our mount has
+	 * left the mount table they are logged at once.
+	 */
+	if (fs->commit_delay_ms)
+		fused_mount_watch(fs);
 	if (mount_hold >= 0)
 		return;
 	mount_hold = fused_mount_clone(fs);
@@ -175,19 +170,6 @@ static void hold_mount(struct fused *fs)
 int fused_pending_tree(void)
 {
 	return mount_hold;
-}
-
-int fused_pending_watch_fd(void)
-{
-	return table_fd;
-}
-
-void fused_pending_watch(struct fused *fs)
-{
-	if (unmounted || !fused_mount_devno(fs) ||
-	    famfs_mount_with_devno(fs->mountpoint, fs->mount_devno))
-		return;
-	unmounted = true; /* fused_pending_idle() logs them */
 }
 
 /*
@@ -250,16 +232,12 @@ void fused_pending_commit_closed(struct fused *fs)
 void fused_pending_idle(struct fused *fs)
 {
 	if (fs->pending)
-		commit_due(fs, unmounted ? UINT64_MAX : fused_now_ms());
+		commit_due(fs, fused_mount_left() ? UINT64_MAX : fused_now_ms());
 	if (fs->pending)
 		return;
 	if (mount_hold >= 0) {
 		close(mount_hold); /* the file system ends here if unmounted */
 		mount_hold = -1;
-	}
-	if (table_fd >= 0) {
-		close(table_fd);
-		table_fd = -1;
 	}
 	if (fs->writer.dev && fused_now_ms() >= writer_until)
 		writer_end(fs);
@@ -839,7 +817,7 @@ void fused_pending_finish(struct fused *fs, struct fused_pending *p, int rc)
 	 * its reads until then.
 	 */
 	if (!rc && !p->lost && fs->commit_delay_ms && !p->synced &&
-	    !unmounted) {
+	    !fused_mount_left()) {
 		p->commit_at = fused_now_ms() + fs->commit_delay_ms;
 		return;
 	}

@@ -287,13 +287,11 @@ int fused_metamap_start(struct fused *fs);
 int fused_metamap_wake_fd(void);
 /* Install the mapping and report the mount ready (or failed). */
 void fused_metamap_finish(struct fused *fs);
-/* Poll it for POLLPRI (mount table changes), then fused_metamap_watch(). */
-int fused_metamap_watch_fd(void);
 /*
- * Release the mapping once our mount has left the mount table, or once
+ * Our mount has left the mount table: release the mapping now, or once
  * the files written through it are logged, if some are not yet.
  */
-void fused_metamap_watch(struct fused *fs);
+void fused_metamap_unmounted(struct fused *fs);
 /* The FUSE fd is closed: let go of the log lock let_go() kept. */
 void fused_metamap_end(void);
 /* The last pending file is logged or dropped: let go, if lingering. */
@@ -338,13 +336,6 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
 void fused_pending_idle(struct fused *fs);
 /* A stop or an unmount: log every closed file now, without its delay. */
 void fused_pending_commit_closed(struct fused *fs);
-/*
- * The mount table, watched (POLLPRI) while files wait for commit_delay=,
- * or -1; fused_pending_watch() when it changed: unmounted, they are
- * logged at once.
- */
-int fused_pending_watch_fd(void);
-void fused_pending_watch(struct fused *fs);
 /* When fused_pending_idle() has something to log or let go of: ms, or -1. */
 int fused_pending_timeout_ms(const struct fused *fs);
 /*
@@ -445,5 +436,14 @@ void fused_ready(struct fused *fs, const char *err);
 const char *fused_mount_devno(struct fused *fs);
 /* Is the top mount on our mount point ours? */
 bool fused_own_mount_on_top(struct fused *fs);
+/*
+ * Watch the mount table (POLLPRI on fused_mount_watch_fd(), -1 while
+ * none is watched) for our mount to leave it: fused_mount_check() when
+ * it changed, fused_mount_left() once it has.
+ */
+void fused_mount_watch(struct fused *fs);
+int fused_mount_watch_fd(void);
+void fused_mount_check(struct fused *fs);
+bool fused_mount_left(void);
 
 #endif

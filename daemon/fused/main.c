@@ -708,7 +708,7 @@ static int poll_timeout(struct fused *fs, int timeout, uint64_t until)
 static int serve(struct fused *fs)
 {
 	struct fuse_buf buf = { 0 };
-	struct pollfd pfd[8];
+	struct pollfd pfd[7];
 	int tfd = -1, res = 0, n = 0;
 	uint64_t until = 0; /* stopping: the end of the wait for writers */
 	bool tuned = false;
@@ -726,13 +726,13 @@ static int serve(struct fused *fs)
 	}
 	/*
 	 * fuse, [timer], [monitor], [mapping thread done], [mount table],
-	 * [a pending file's copy done], [mount table, for files waiting to be
-	 * logged], a signal: absent ones are -1, which poll skips
+	 * [a pending file's copy done], a signal: absent ones are -1, which
+	 * poll skips
 	 */
 	pfd[n++] = (struct pollfd){ .fd = fs->fuse_fd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 	pfd[n++] = (struct pollfd){ .fd = fs->monitor_fd, .events = POLLIN };
-	n += 4;
+	n += 3;
 	pfd[n++] = (struct pollfd){ .fd = signal_pipe[0], .events = POLLIN };
 	while (!fuse_session_exited(fs->se)) {
 		if (fs->initialized && !tuned) {
@@ -747,12 +747,10 @@ static int serve(struct fused *fs)
 		}
 		pfd[3] = (struct pollfd){ .fd = fused_metamap_wake_fd(),
 					  .events = POLLIN };
-		pfd[4] = (struct pollfd){ .fd = fused_metamap_watch_fd(),
+		pfd[4] = (struct pollfd){ .fd = fused_mount_watch_fd(),
 					  .events = POLLPRI };
 		pfd[5] = (struct pollfd){ .fd = fused_stage_wake_fd(),
 					  .events = POLLIN };
-		pfd[6] = (struct pollfd){ .fd = fused_pending_watch_fd(),
-					  .events = POLLPRI };
 		int timeout = fused_monitor_timeout_ms(fs);
 		uint64_t due = timeout < 0 ? UINT64_MAX :
 					     fused_now_ms() + (uint64_t)timeout;
@@ -772,12 +770,12 @@ static int serve(struct fused *fs)
 		if (pfd[3].revents)
 			fused_metamap_finish(fs);
 		if (pfd[4].revents)
-			fused_metamap_watch(fs);
+			fused_mount_check(fs);
+		if (fused_mount_left())
+			fused_metamap_unmounted(fs);
 		if (pfd[5].revents)
 			fused_stage_reap(fs);
-		if (pfd[6].revents)
-			fused_pending_watch(fs);
-		if (pfd[7].revents) {
+		if (pfd[6].revents) {
 			char drain[16];
 
 			while (read(signal_pipe[0], drain, sizeof(drain)) > 0)

@@ -20,7 +20,7 @@
  * umount(8) of that one is not refused as busy. They keep the file system
  * alive, though, and the kernel would never end the connection: we watch
  * the mount table and let go of it all when our mount leaves it
- * (fused_metamap_watch()); the connection then ends as usual. umount(8)
+ * (fused_metamap_unmounted()); the connection then ends as usual. umount(8)
  * does not wait for us, so files written through the mount and closed
  * just before it may not be logged yet: then we let go once they are
  * (fused_metamap_pending_done()). From then until our connection is
@@ -67,7 +67,8 @@ static struct {
 	int sbfd, logfd; /* copies for the fd store */
 } job = {.wake = {-1, -1}, .sbfd = -1, .logfd = -1};
 
-static int mountinfo_fd = -1;
+/* the mapping is installed and not yet let go of */
+static bool mapped;
 /* our mount is gone, files not yet logged keep the mapping */
 static bool lingering;
 /* the log lock, held from then until the connection is closed */
@@ -135,9 +136,8 @@ static void install(struct fused *fs, struct famfs_dev *dev, int sbfd,
 	fused_devloss_arm(fs);
 	if (sbfd >= 0 && logfd >= 0)
 		fused_takeover_store_meta(sbfd, logfd);
-	if (fused_mount_devno(fs))
-		mountinfo_fd =
-			open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	mapped = true;
+	fused_mount_watch(fs);
 }
 
 const char *fused_metamap_adopt(struct fused *fs)
@@ -280,16 +280,10 @@ void fused_metamap_finish(struct fused *fs)
 	fused_ready(fs, NULL);
 }
 
-int fused_metamap_watch_fd(void)
-{
-	return mountinfo_fd;
-}
-
 /* Let go of the mapping: the connection then ends. */
 static void let_go(struct fused *fs)
 {
-	close(mountinfo_fd);
-	mountinfo_fd = -1;
+	mapped = false;
 	/*
 	 * The kernel gives up our claim on the device only when the FUSE fd
 	 * is closed (fused_metamap_end()). Until then the log lock tells a
@@ -311,10 +305,9 @@ static void let_go(struct fused *fs)
 		fs->mountpoint);
 }
 
-void fused_metamap_watch(struct fused *fs)
+void fused_metamap_unmounted(struct fused *fs)
 {
-	if (mountinfo_fd < 0 || lingering ||
-	    famfs_mount_with_devno(fs->mountpoint, fs->mount_devno))
+	if (!mapped || lingering)
 		return;
 	if (!fs->pending) {
 		let_go(fs);

@@ -480,3 +480,24 @@ def test_after_an_umount_a_waiting_file_is_logged_at_once(tmp_path, master,
         assert fh.alive(m.pid)
     assert m.wait_daemon_exit(), "the daemon waited for the delay"
     assert _logged_names(device)[-1] == "held"
+
+
+def test_a_file_made_after_a_lazy_umount_is_logged_at_its_close(
+        tmp_path, master, device, mounts):
+    """A process still in a lazily unmounted mount may create there: the
+    daemon, finding its mount gone from the table, logs that file at its
+    close rather than after commit_delay=."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=60000")
+    before = fh.log_next_index(m.dev)
+    d = os.open(m.mnt, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        subprocess.run(["umount", "-l", m.mnt], check=True)
+        fd = os.open("late", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
+                     dir_fd=d)
+        os.write(fd, b"late")
+        os.close(fd)
+        assert _wait(lambda: fh.log_next_index(device) == before + 1)
+        assert _logged_names(device)[-1] == "late"
+    finally:
+        os.close(d)
+    assert m.wait_daemon_exit()
