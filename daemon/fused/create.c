@@ -176,7 +176,8 @@ int fused_pending_tree(void)
  * The log lock outlives the last pending file by this much. tar -x and
  * cp -a create file after file: taking the lock anew for each (its file
  * opened and locked, the log's header read again) cost 15% of tar's
- * files per second. A writer waiting for the lock waits that much longer.
+ * files per second. A writer waiting for the lock waits that much longer,
+ * and the file system outlives an umount(8) by as much.
  */
 #define WRITER_LINGER_MS 100
 static uint64_t writer_until; /* lingering: when to let go of the lock */
@@ -235,7 +236,13 @@ void fused_pending_idle(struct fused *fs)
 		commit_due(fs, fused_mount_left() ? UINT64_MAX : fused_now_ms());
 	if (fs->pending)
 		return;
-	if (mount_hold >= 0) {
+	/*
+	 * Both the mount's clone and the lock outlive the last pending file
+	 * a moment: a clone dropped after each file of a tar -x and made
+	 * again for the next cost a wait for an RCU grace period per file.
+	 */
+	if (mount_hold >= 0 &&
+	    (fused_mount_left() || fused_now_ms() >= writer_until)) {
 		close(mount_hold); /* the file system ends here if unmounted */
 		mount_hold = -1;
 	}
@@ -269,7 +276,7 @@ int fused_pending_timeout_ms(const struct fused *fs)
 	for (const struct fused_pending *p = fs->pending; p; p = p->next)
 		if (waiting(p) && p->commit_at < until)
 			until = p->commit_at;
-	if (!fs->pending && fs->writer.dev)
+	if (!fs->pending && (fs->writer.dev || mount_hold >= 0))
 		until = writer_until;
 	if (until == UINT64_MAX)
 		return -1;
