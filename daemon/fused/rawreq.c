@@ -45,6 +45,7 @@ static int session(struct fused *fs, size_t inlen)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
 		return 1;
 	fs->se = fuse_session_new(&args, &fused_ops, sizeof(fused_ops), fs);
+	fuse_opt_free_args(&args); /* libfuse may have added to them */
 	if (!fs->se || famfs_ext_attach(fs, fs->se, sv[0]) < 0)
 		return 1;
 	fs->fuse_fd = sv[0];
