@@ -70,3 +70,15 @@ void scratch_drop(struct scratch *s)
 {
 	sh("rm -rf '%s'", s->dir);
 }
+
+void scratch_open(struct scratch *s, uint64_t size, struct famfs_dev *dev)
+{
+	scratch_mkfs(s, size);
+	assert_int_equal(famfs_dev_open_fs(s->image, FAMFS_OPEN_RW, dev), 0);
+}
+
+void scratch_close(struct scratch *s, struct famfs_dev *dev)
+{
+	famfs_dev_close(dev);
+	scratch_drop(s);
+}

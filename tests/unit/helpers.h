@@ -20,6 +20,10 @@ void scratch_make(struct scratch *s, uint64_t size);
 /* As scratch_make, then mkfs with the default log. */
 void scratch_mkfs(struct scratch *s, uint64_t size);
 void scratch_drop(struct scratch *s);
+/* As scratch_mkfs, then the image opened read-write into @dev. */
+void scratch_open(struct scratch *s, uint64_t size, struct famfs_dev *dev);
+/* Close @dev, then scratch_drop. */
+void scratch_close(struct scratch *s, struct famfs_dev *dev);
 /* Play another host: a different system UUID file. */
 void scratch_become_other_host(struct scratch *s);
 /* Run a shell command made like printf(@fmt, ...); it must succeed. */

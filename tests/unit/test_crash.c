@@ -46,8 +46,7 @@ static void torn_tail_is_repaired_without_loss(void **state)
 	struct famfs_repair rep;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	make_dirs(&dev, "d", 5);
 	memcpy(&e, famfs_log_entry(dev.log, 4), sizeof(e));
 	strcpy(e.mkdir.relpath, "torn");
@@ -74,8 +73,7 @@ static void torn_tail_is_repaired_without_loss(void **state)
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
 	assert_int_equal(r.dirs, 6);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /* A damaged entry in the middle is voided; the intact ones after it stay. */
@@ -87,8 +85,7 @@ static void damage_in_the_middle_is_voided(void **state)
 	struct scratch s;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	make_dirs(&dev, "d", 4);
 	((uint8_t *)famfs_log_entry(dev.log, 1))[40] ^= 1;
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
@@ -102,8 +99,7 @@ static void damage_in_the_middle_is_voided(void **state)
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
 	assert_int_equal(r.dirs, 3);
 	assert_int_equal(r.voided, 1);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*

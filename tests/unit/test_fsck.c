@@ -44,8 +44,7 @@ static void counts_a_clean_fs(void **state)
 	struct famfs_fsck r;
 
 	(void)state;
-	scratch_mkfs(&s, 256 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 256 * MiB, &dev);
 	make_files(&dev);
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
@@ -55,8 +54,7 @@ static void counts_a_clean_fs(void **state)
 	/* 10 MiB metadata + 6 + 12 (2 strips x 3 chunks... rounded) + 2 */
 	assert_int_equal(r.space_used + r.space_free, 256 * MiB);
 	assert_int_equal(r.space_used, (10 + 6 + 12 + 2) * MiB);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void flipped_entry_is_named(void **state)
@@ -66,8 +64,7 @@ static void flipped_entry_is_named(void **state)
 	struct famfs_fsck r;
 
 	(void)state;
-	scratch_mkfs(&s, 256 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 256 * MiB, &dev);
 	make_files(&dev);
 	((uint8_t *)famfs_log_entry(dev.log, 1))[30] ^= 0xff;
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
@@ -81,8 +78,7 @@ static void flipped_entry_is_named(void **state)
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_true(has_problem(&r, "log entry 3", "CRC mismatch"));
 	assert_false(has_problem(&r, "not checked", NULL));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void overlapping_files_are_found(void **state)
@@ -93,8 +89,7 @@ static void overlapping_files_are_found(void **state)
 	struct famfs_omf_entry e;
 
 	(void)state;
-	scratch_mkfs(&s, 256 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 256 * MiB, &dev);
 	make_files(&dev);
 	/* a well-formed entry that reuses d/a's memory */
 	memcpy(&e, famfs_log_entry(dev.log, 1), sizeof(e));
@@ -106,8 +101,7 @@ static void overlapping_files_are_found(void **state)
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
 	assert_true(has_problem(&r, "log entry 4 (file \"thief\")", "overlaps"));
 	assert_int_equal(r.overlap_bytes, 6 * MiB);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /* Valid, so not problems: warnings that leave the status clean. */
@@ -119,8 +113,7 @@ static void setid_files_are_warned_about(void **state)
 	struct famfs_writer w;
 
 	(void)state;
-	scratch_mkfs(&s, 256 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 256 * MiB, &dev);
 	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
 	assert_int_equal(famfs_writer_creat(&w, "u", 1, 04755, 0, 7, NULL,
 					    NULL), 0);
@@ -141,8 +134,7 @@ static void setid_files_are_warned_about(void **state)
 			    "log entry 1: \"g\" is set-group-ID (mode 2711, gid 5)");
 	assert_string_equal(r.warnings[2],
 			    "log entry 2: \"ug\" is set-user-ID and set-group-ID (mode 6755, uid 0, gid 0)");
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /* A log cannot hold a device node: such an entry is damage, not a file. */
@@ -154,8 +146,7 @@ static void device_node_entry_is_a_problem(void **state)
 	struct famfs_omf_entry e;
 
 	(void)state;
-	scratch_mkfs(&s, 256 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 256 * MiB, &dev);
 	make_files(&dev);
 	memcpy(&e, famfs_log_entry(dev.log, 1), sizeof(e));
 	strcpy(e.file.relpath, "null");
@@ -172,8 +163,7 @@ static void device_node_entry_is_a_problem(void **state)
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_ERRORS);
 	assert_true(has_problem(&r, "log entry 4", "not a regular file's"));
 	assert_int_equal(r.setid_files, 0);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void bad_superblock_and_header(void **state)
@@ -199,8 +189,7 @@ static void bad_superblock_and_header(void **state)
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_NOFS);
 	assert_true(has_problem(&r, "log", "room for"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 int main(void)

@@ -38,8 +38,7 @@ static void append_and_walk(void **state)
 	struct famfs_walk walk;
 
 	(void)state;
-	scratch_mkfs(&s, 128 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 128 * MiB, &dev);
 	populate(&dev);
 	assert_int_equal(dev.log->next_index, 4);
 	assert_int_equal(dev.log->next_seqnum, 4);
@@ -51,8 +50,7 @@ static void append_and_walk(void **state)
 	assert_int_equal(famfs_log_entry(dev.log, 1)->type, FAMFS_ENTRY_FILE);
 	assert_string_equal(famfs_log_entry(dev.log, 1)->file.relpath, "a/f1");
 	assert_int_equal(famfs_log_entry(dev.log, 1)->file.fmap.simple.se[0].len, 4 * MiB);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void flipped_entry_is_found_by_number(void **state)
@@ -63,8 +61,7 @@ static void flipped_entry_is_found_by_number(void **state)
 	struct famfs_walk walk;
 
 	(void)state;
-	scratch_mkfs(&s, 128 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 128 * MiB, &dev);
 	populate(&dev);
 	((uint8_t *)famfs_log_entry(dev.log, 2))[100] ^= 0x5a;
 	famfs_sb_geometry(dev.sb, &g);
@@ -74,8 +71,7 @@ static void flipped_entry_is_found_by_number(void **state)
 	assert_int_equal(walk.valid, 2); /* entries 0 and 1 still count */
 	assert_non_null(strstr(walk.why, "log entry 2"));
 	assert_non_null(strstr(walk.why, "CRC mismatch"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void header_claiming_too_much_is_refused(void **state)
@@ -84,13 +80,11 @@ static void header_claiming_too_much_is_refused(void **state)
 	struct famfs_dev dev;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	dev.log->next_index = famfs_log_slots(dev.log_len) + 1;
 	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), -EUCLEAN);
 	assert_non_null(strstr(famfs_errmsg(), "room for 15420"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /* A CRC recomputed over a wrong field: the field is still checked. */
@@ -104,8 +98,7 @@ static void a_consistent_lie_is_still_refused(void **state)
 	struct famfs_writer w;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	populate(&dev);
 	/* entry 1 copied into slot 3, its CRC valid: its number is not 3 */
 	e = famfs_log_entry(dev.log, 3);
@@ -141,8 +134,7 @@ static void a_consistent_lie_is_still_refused(void **state)
 	dev.log->crc = famfs_log_header_crc(dev.log);
 	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), -EUCLEAN);
 	assert_non_null(strstr(famfs_errmsg(), "last index"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void only_the_master_appends(void **state)
@@ -159,8 +151,7 @@ static void only_the_master_appends(void **state)
 	assert_int_equal(famfs_writer_begin(&w, &dev), -EPERM);
 	assert_non_null(strstr(famfs_errmsg(), "client"));
 	assert_int_equal(dev.log->next_index, 0);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void names_and_paths_are_checked(void **state)
@@ -170,8 +161,7 @@ static void names_and_paths_are_checked(void **state)
 	struct famfs_writer w;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
 	assert_int_equal(famfs_writer_mkdir(&w, "d", 0755, 0, 0), 0);
 	assert_int_equal(famfs_writer_mkdir(&w, "d", 0755, 0, 0), -EEXIST);
@@ -224,8 +214,7 @@ static void names_and_paths_are_checked(void **state)
 	assert_int_equal(famfs_writer_begin(&w, &dev), -EUCLEAN);
 	assert_non_null(strstr(famfs_errmsg(), "the log is damaged (log entry 1"));
 	assert_non_null(strstr(famfs_errmsg(), "run famfs fsck"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void full_log_says_so(void **state)
@@ -237,8 +226,7 @@ static void full_log_says_so(void **state)
 	char name[32];
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	slots = famfs_log_slots(dev.log_len);
 	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
 	for (uint64_t i = 0; i < slots; i++) {
@@ -250,8 +238,7 @@ static void full_log_says_so(void **state)
 	assert_non_null(strstr(famfs_errmsg(), "log is full"));
 	famfs_writer_end(&w);
 	assert_int_equal(dev.log->next_index, slots);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*
@@ -268,8 +255,7 @@ static void append_rechecks_the_tail(void **state)
 	struct famfs_fsck r;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &other), 0);
 	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
 	assert_int_equal(famfs_writer_mkdir(&w, "mine", 0755, 0, 0), 0);
@@ -287,8 +273,7 @@ static void append_rechecks_the_tail(void **state)
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
 	famfs_dev_close(&other);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /* Two processes appending at once: every entry lands, none interleaves. */
@@ -337,8 +322,7 @@ static void concurrent_appenders_serialise(void **state)
 	assert_int_equal(famfs_fsck(&dev, &r), 0);
 	assert_int_equal(famfs_fsck_status(&r), FAMFS_FSCK_CLEAN);
 	assert_int_equal(r.dirs, 2 * PER_PROC);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*
@@ -523,15 +507,13 @@ static void a_header_length_the_superblock_does_not_give(void **state)
 	struct famfs_dev dev;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), 0);
 	dev.log->len = dev.log_len * 2;
 	dev.log->crc = famfs_log_header_crc(dev.log);
 	assert_int_equal(famfs_log_check_header(dev.log, dev.log_len), -EUCLEAN);
 	assert_non_null(strstr(famfs_errmsg(), "differs from the superblock's"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*
@@ -547,8 +529,7 @@ static void a_walk_refuses_a_tail_past_the_log(void **state)
 	struct famfs_walk walk;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	populate(&dev);
 	dev.log->next_index = famfs_log_slots(dev.log_len) + 1;
 	famfs_sb_geometry(dev.sb, &g);
@@ -557,8 +538,7 @@ static void a_walk_refuses_a_tail_past_the_log(void **state)
 	assert_true(walk.bad);
 	assert_int_equal(walk.valid, 2); /* from where the walk began */
 	assert_non_null(strstr(walk.why, "room for 15420"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*
@@ -574,8 +554,7 @@ static void a_clone_keeps_the_flags_and_owner_of_its_source(void **state)
 	struct famfs_omf_entry e, *c;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	memset(&e, 0, sizeof(e));
 	e.type = FAMFS_ENTRY_FILE;
 	e.file.size = 1;
@@ -599,8 +578,7 @@ static void a_clone_keeps_the_flags_and_owner_of_its_source(void **state)
 	assert_int_equal(c->file.uid, 1000);
 	assert_int_equal(c->file.gid, 100);
 	assert_memory_equal(&c->file.fmap, &e.file.fmap, sizeof(e.file.fmap));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*
@@ -616,8 +594,7 @@ static void an_append_never_writes_what_a_reader_would_refuse(void **state)
 	struct famfs_omf_fmap fm;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
 	memset(&fm, 0, sizeof(fm));
 	fm.ext_type = FAMFS_EXT_SIMPLE;
@@ -634,8 +611,7 @@ static void an_append_never_writes_what_a_reader_would_refuse(void **state)
 	assert_int_equal(famfs_writer_log_file(&w, "ok", 1, 0644, 0, 0, &fm), 0);
 	assert_int_equal(dev.log->next_index, 1);
 	famfs_writer_end(&w);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 /*
@@ -650,8 +626,7 @@ static void a_new_writer_never_reuses_logged_space(void **state)
 	const struct famfs_node *a, *b, *c;
 
 	(void)state;
-	scratch_mkfs(&s, 64 * MiB);
-	assert_int_equal(famfs_dev_open_fs(s.image, FAMFS_OPEN_RW, &dev), 0);
+	scratch_open(&s, 64 * MiB, &dev);
 	assert_int_equal(famfs_writer_begin(&w, &dev), 0);
 	assert_int_equal(famfs_writer_creat(&w, "a", 4 * MiB, 0644, 0, 0,
 					    NULL, &a), 0);
@@ -666,8 +641,7 @@ static void a_new_writer_never_reuses_logged_space(void **state)
 	assert_non_null(c);
 	assert_false(c->overlaps);
 	famfs_writer_end(&w);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 int main(void)

@@ -321,8 +321,7 @@ static void devadd_writes_a_secondary_and_an_entry(void **state)
 	assert_int_equal(famfs_devadd(&dev, hard, true, &index), -EEXIST);
 	assert_int_equal(famfs_dev_log_walk(&dev, NULL, NULL, &walk), 0);
 	assert_int_equal(walk.committed, 2);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void a_copied_device_is_never_taken(void **state)
@@ -345,8 +344,7 @@ static void a_copied_device_is_never_taken(void **state)
 	assert_int_equal(famfs_resolve_dev(dev.sb->fs_uuid, g.dev[1].uuid,
 					   found, sizeof(found)), -EEXIST);
 	assert_non_null(strstr(famfs_errmsg(), "two devices"));
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void data_spans_devices_and_a_missing_one_is_eio(void **state)
@@ -399,8 +397,7 @@ static void data_spans_devices_and_a_missing_one_is_eio(void **state)
 	assert_non_null(strstr(famfs_errmsg(), "uuid"));
 	assert_int_equal(famfs_data_read(&dev, &f, 4 * MiB, 2 * MiB, in, 16),
 			 16);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void appends_are_checked_against_the_added_devices(void **state)
@@ -426,8 +423,7 @@ static void appends_are_checked_against_the_added_devices(void **state)
 	e.file.fmap.simple.se[0].devindex = 2;
 	assert_int_equal(famfs_log_append(&dev, &e), 0);
 	famfs_dev_unlock(&dev);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 int main(void)

@@ -34,8 +34,7 @@ static void fresh_fs_is_clean_and_empty(void **state)
 	assert_int_equal(r.files + r.dirs, 0);
 	assert_int_equal(r.space_used, 10 * MiB);
 	assert_int_equal(r.space_free, 1014 * MiB);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 static void refuses_existing_fs_without_force(void **state)
@@ -179,8 +178,7 @@ static void role_follows_the_identity_file(void **state)
 	rewrite_identity(moved, mine);
 	assert_int_equal(rename(moved, s.uuid_file), 0);
 	assert_int_equal(famfs_role(&dev), FAMFS_ROLE_MASTER);
-	famfs_dev_close(&dev);
-	scratch_drop(&s);
+	scratch_close(&s, &dev);
 }
 
 int main(void)
