@@ -678,6 +678,14 @@ int famfs_mount_status(const char *root, const char *key, char *val,
 		       size_t len);
 /* famfs_id_mounted() of the device or image file @path, any mount. */
 bool famfs_dev_mounted(const char *path, char *where, size_t len);
+/*
+ * Up to @len bytes of @path, read within @ms milliseconds: the number
+ * read, -ETIMEDOUT, or -errno. For a file of a mount whose daemon may be
+ * stopped or hung: the read is a child process's, killed at the deadline
+ * (a request the daemon took and never answers holds that child until
+ * the kernel lets go of it, never the caller).
+ */
+ssize_t famfs_read_within(const char *path, void *buf, size_t len, int ms);
 
 /* ---- fsck ---------------------------------------------------------------- */
 

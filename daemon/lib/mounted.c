@@ -13,11 +13,17 @@
  * from the mounter, fusermount3 from the caller's uid).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -200,4 +206,87 @@ int famfs_mount_status(const char *root, const char *key, char *val,
 	}
 	fclose(f);
 	return rc;
+}
+
+/* The child of famfs_read_within(): @path's bytes into @out, errno out. */
+static void __attribute__((noreturn)) read_child(const char *path, size_t len,
+						 int out)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(errno & 0xff);
+	while (len) {
+		ssize_t n = read(fd, buf, len < sizeof(buf) ? len : sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			_exit(errno & 0xff);
+		if (n == 0 || write(out, buf, (size_t)n) != n)
+			break;
+		len -= (size_t)n;
+	}
+	_exit(0);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+ssize_t famfs_read_within(const char *path, void *buf, size_t len, int ms)
+{
+	int64_t end = now_ms() + ms;
+	size_t got = 0;
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		read_child(path, len, p[1]);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		int64_t left = end - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
+			break;
+		n = read(p[0], (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (n > 0 && (got += (size_t)n) < len)
+			continue;
+		/* all of it, or the child's end: it has exited, or will */
+		close(p[0]);
+		if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		    WEXITSTATUS(st))
+			return -WEXITSTATUS(st);
+		return (ssize_t)got;
+	}
+	/* the deadline, or a pipe that fails us: give up on the child */
+	close(p[0]);
+	kill(pid, SIGKILL);
+	/* reaped if the kernel lets it go soon; else init reaps it later */
+	for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) != pid; i++)
+		usleep(10000);
+	return -ETIMEDOUT;
 }

@@ -13,12 +13,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
 
@@ -510,83 +508,14 @@ static bool source_sb(const char *src, struct famfs_omf_superblock *sb)
 	return S_ISCHR(st.st_mode) && node_sb(src, sb);
 }
 
-/*
- * A read through a mount, on a thread of its own: the mount's daemon may
- * be stopped, hung or between two daemons, and the read would wait as
- * long. Whichever of the two lets go last frees it; a read still waiting
- * when the process exits is ended by that exit.
- */
-struct mount_read {
-	pthread_mutex_t lock;
-	pthread_cond_t done_cond;
-	int refs;
-	bool done;
-	ssize_t got;
-	char path[PATH_MAX + 32];
-	struct famfs_omf_superblock sb;
-};
-
-/* Drop one reference; called with r->lock held, which it releases. */
-static void mount_read_put(struct mount_read *r)
-{
-	bool last = --r->refs == 0;
-
-	pthread_mutex_unlock(&r->lock);
-	if (!last)
-		return;
-	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->done_cond);
-	free(r);
-}
-
-static void *mount_reader(void *arg)
-{
-	struct mount_read *r = arg;
-	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd < 0 ? -1 : pread(fd, &r->sb, sizeof(r->sb), 0);
-
-	if (fd >= 0)
-		close(fd);
-	pthread_mutex_lock(&r->lock);
-	r->got = got;
-	r->done = true;
-	pthread_cond_signal(&r->done_cond);
-	mount_read_put(r);
-	return NULL;
-}
-
 /* @mnt's superblock, if its daemon answers within MOUNT_ANSWER_S. */
 static bool mount_sb(const char *mnt, struct famfs_omf_superblock *sb)
 {
-	struct mount_read *r = calloc(1, sizeof(*r));
-	struct timespec until;
-	pthread_t t;
-	bool ok;
+	char path[PATH_MAX + 32];
 
-	if (!r)
-		return false;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->done_cond, NULL);
-	r->refs = 2;
-	snprintf(r->path, sizeof(r->path), "%s/.meta/.superblock", mnt);
-	if (pthread_create(&t, NULL, mount_reader, r)) {
-		pthread_mutex_lock(&r->lock);
-		r->refs = 1;
-		mount_read_put(r);
-		return false;
-	}
-	pthread_detach(t);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += MOUNT_ANSWER_S;
-	pthread_mutex_lock(&r->lock);
-	while (!r->done && !pthread_cond_timedwait(&r->done_cond, &r->lock,
-						   &until))
-		;
-	ok = r->done && r->got == (ssize_t)sizeof(*sb);
-	if (ok)
-		*sb = r->sb;
-	mount_read_put(r);
-	return ok;
+	snprintf(path, sizeof(path), "%s/.meta/.superblock", mnt);
+	return famfs_read_within(path, sb, sizeof(*sb),
+				 MOUNT_ANSWER_S * 1000) == (ssize_t)sizeof(*sb);
 }
 
 /* A mount of it: its mount point */

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,33 +164,14 @@ static const char *kv(const struct mnt *m, const char *key)
 /*
  * Does @path answer a read within PROBE_MS? A daemon that is stopped
  * (SIGSTOP, a debugger) or wedged leaves every read of its mount waiting,
- * and status (or famfs.service's --watch) with it: read in a child and
- * give up on it. A child still in the kernel after SIGKILL (a request the
- * daemon took and never answered) is left to finish on its own.
+ * and status (or famfs.service's --watch) with it.
  */
 static bool answers(const char *path)
 {
-	pid_t pid = fork();
-	int st;
+	char buf[64];
 
-	if (pid < 0)
-		return true; /* cannot tell: read it as before */
-	if (pid == 0) {
-		char buf[64];
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-		_exit(fd >= 0 && read(fd, buf, sizeof(buf)) >= 0 ? 0 : 1);
-	}
-	for (int ms = 0; ms < PROBE_MS; ms += 10) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return true;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	for (int ms = 0; ms < 1000 && waitpid(pid, &st, WNOHANG) != pid;
-	     ms += 10)
-		usleep(10000);
-	return false;
+	return famfs_read_within(path, buf, sizeof(buf), PROBE_MS) !=
+	       -ETIMEDOUT;
 }
 
 static void read_status(struct mnt *m)
