@@ -213,8 +213,14 @@ static void __attribute__((noreturn)) read_child(const char *path, size_t len,
 						 int out)
 {
 	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	/* it may outlive the caller's wish: hold none of its files */
+	if (dup2(out, 3) < 0)
+		_exit(errno & 0xff);
+	out = 3;
+	close_range(4, ~0U, 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		_exit(errno & 0xff);
 	while (len) {
@@ -239,13 +245,48 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/*
+ * Children given up on: a request the daemon took and never answers
+ * holds one even after SIGKILL. Reaped by later calls once they are free
+ * (else they stay our zombies until we exit).
+ */
+static pid_t stuck[16];
+
+static void reap_stuck(void)
+{
+	for (size_t i = 0; i < sizeof(stuck) / sizeof(stuck[0]); i++)
+		if (stuck[i] > 0 && waitpid(stuck[i], NULL, WNOHANG) != 0)
+			stuck[i] = 0;
+}
+
+/* Reap @pid within about @ms; -1 if it is still there (then kept). */
+static int reap(pid_t pid, int ms, int *st)
+{
+	for (int i = 0;; i++) {
+		pid_t r = waitpid(pid, st, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return r == pid ? 0 : -1;
+		if (i * 10 >= ms)
+			break;
+		usleep(10000);
+	}
+	for (size_t i = 0; i < sizeof(stuck) / sizeof(stuck[0]); i++)
+		if (stuck[i] <= 0) {
+			stuck[i] = pid;
+			break;
+		}
+	return -1;
+}
+
 ssize_t famfs_read_within(const char *path, void *buf, size_t len, int ms)
 {
 	int64_t end = now_ms() + ms;
 	size_t got = 0;
-	int p[2], st;
+	int p[2], st = 0;
 	pid_t pid;
 
+	reap_stuck();
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();
@@ -265,8 +306,14 @@ ssize_t famfs_read_within(const char *path, void *buf, size_t len, int ms)
 		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
 		int64_t left = end - now_ms();
 		ssize_t n;
+		int r;
 
-		if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
+		if (left <= 0)
+			break;
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
 			break;
 		n = read(p[0], (char *)buf + got, len - got);
 		if (n < 0 && errno == EINTR)
@@ -275,18 +322,19 @@ ssize_t famfs_read_within(const char *path, void *buf, size_t len, int ms)
 			break;
 		if (n > 0 && (got += (size_t)n) < len)
 			continue;
-		/* all of it, or the child's end: it has exited, or will */
+		/*
+		 * All of it, or the child's end: it has exited, or is closing
+		 * the file (a FLUSH the daemon may never answer).
+		 */
 		close(p[0]);
-		if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-		    WEXITSTATUS(st))
+		if (reap(pid, (int)(end - now_ms()), &st) == 0 &&
+		    WIFEXITED(st) && WEXITSTATUS(st))
 			return -WEXITSTATUS(st);
 		return (ssize_t)got;
 	}
 	/* the deadline, or a pipe that fails us: give up on the child */
 	close(p[0]);
 	kill(pid, SIGKILL);
-	/* reaped if the kernel lets it go soon; else init reaps it later */
-	for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) != pid; i++)
-		usleep(10000);
+	reap(pid, 1000, &st);
 	return -ETIMEDOUT;
 }

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,12 +90,46 @@ static void a_read_that_never_ends_is_given_up_at_the_deadline(void **state)
 	scratch_drop(&s);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A signal (a stop request to famfs status --watch) ends the wait neither
+ * early nor late: the deadline holds.
+ */
+static void a_signal_neither_ends_nor_stretches_the_wait(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval tick = { .it_value = { 0, 100000 } };
+	struct scratch s;
+	char path[160], buf[8];
+	double t0, took;
+
+	(void)state;
+	scratch_make(&s, 0);
+	snprintf(path, sizeof(path), "%s/fifo", s.dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &tick, NULL), 0);
+	t0 = now_s();
+	assert_int_equal(famfs_read_within(path, buf, sizeof(buf), 400),
+			 -ETIMEDOUT);
+	took = now_s() - t0;
+	assert_true(took >= 0.4);
+	assert_true(took < 2.5);
+	signal(SIGALRM, SIG_DFL);
+	scratch_drop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_file_is_read_whole_or_to_its_end),
 		cmocka_unit_test(a_failed_open_says_why),
 		cmocka_unit_test(a_read_that_never_ends_is_given_up_at_the_deadline),
+		cmocka_unit_test(a_signal_neither_ends_nor_stretches_the_wait),
 	};
 
 	return cmocka_run_group_tests_name("mounted", tests, NULL, NULL);
