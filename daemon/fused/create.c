@@ -59,6 +59,11 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino)
 	return p ? p : find(fs->retired, ino);
 }
 
+bool fused_pending_retired(struct fused *fs, uint64_t ino)
+{
+	return find(fs->retired, ino) != NULL;
+}
+
 bool fused_pending_next_in(const struct fused *fs, uint64_t dir,
 			   uint64_t after, const char **name, uint64_t *ino)
 {
@@ -225,9 +230,21 @@ static void commit_due(struct fused *fs, uint64_t due)
 	}
 }
 
-void fused_pending_commit_closed(struct fused *fs)
+void fused_pending_commit_closed(struct fused *fs, bool final)
 {
+	struct fused_pending *p = fs->pending, *next;
+
 	commit_due(fs, UINT64_MAX);
+	if (!final)
+		return;
+	/* no request comes any more: no reader of a removed file is left */
+	for (; p; p = next) {
+		next = p->next;
+		if (p->commit_at) {
+			p->opens = 0;
+			commit(fs, p, 0);
+		}
+	}
 }
 
 void fused_pending_idle(struct fused *fs)
@@ -517,6 +534,12 @@ static int set_size(struct fused_pending *p, uint64_t size)
 	return 0;
 }
 
+/* Its writer is done: its bytes on their way, waiting, or logged. */
+static bool closed(const struct fused_pending *p)
+{
+	return p->stage || p->commit_at || p->logged;
+}
+
 int fused_pending_open(struct fused *fs, struct fused_pending *p,
 		       struct fuse_file_info *fi)
 {
@@ -524,7 +547,7 @@ int fused_pending_open(struct fused *fs, struct fused_pending *p,
 
 	/* one writer; none once it is closed, its bytes on their way */
 	if ((wr || fi->flags & O_TRUNC) &&
-	    (p->writing || p->stage || p->commit_at))
+	    (p->writing || closed(p)))
 		return ETXTBSY;
 	if (fi->flags & O_TRUNC)
 		set_size(p, 0);
@@ -614,9 +637,7 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 {
 	int rc = 0;
 
-	if (p->logged)
-		return -EPERM; /* as for any logged file */
-	if (p->stage || p->commit_at)
+	if (closed(p))
 		return -ETXTBSY;
 	if (size > p->size) {
 		/*
@@ -638,7 +659,7 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 			    bool keep_size, uint64_t end)
 {
-	if (p->stage || p->commit_at)
+	if (closed(p))
 		return -ETXTBSY;
 	if (keep_size)
 		return extend(fs, p, end);
@@ -648,8 +669,6 @@ int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
 			  int to_set)
 {
-	if (p->logged)
-		return -EPERM; /* its entry holds them */
 	/* The kernel checked who may (default_permissions). */
 	if (to_set & FUSE_SET_ATTR_MODE)
 		p->mode = attr->st_mode & 07777;
@@ -660,13 +679,22 @@ int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
 	return 0;
 }
 
+/* @p will not be logged (@why): no lookup or listing finds it any more. */
+static void unname(struct fused_pending *p, const char *why)
+{
+	p->parent = 0;
+	p->name[0] = '\0';
+	if (!p->lost)
+		p->lost = why;
+}
+
 void fused_pending_flush(struct fused_pending *p, pid_t pid)
 {
 	/* A writer killed half way has not written a file: none is logged. */
 	if (!p->lost && fused_task_killed(pid)) {
 		fused_log(L_INFO, "%s: its writer (pid %d) was killed",
 			  p->relpath, (int)pid);
-		p->lost = "its writer was killed";
+		unname(p, "its writer was killed");
 	}
 }
 
@@ -716,11 +744,7 @@ int fused_pending_rename(struct fused *fs, struct fused_pending *p,
 
 void fused_pending_unlink(struct fused *fs, struct fused_pending *p)
 {
-	/* no lookup or listing finds it from now on */
-	p->parent = 0;
-	p->name[0] = '\0';
-	if (!p->lost)
-		p->lost = "it was removed before it was logged";
+	unname(p, "it was removed before it was logged");
 	/* closed: dropped now; else at its last close */
 	if (p->commit_at && !p->opens)
 		commit(fs, p, 0);
@@ -768,9 +792,24 @@ static int prepare(struct fused *fs, struct fused_pending *p)
 	return rc;
 }
 
+/*
+ * @p will not be logged, but a reader still reads its memory, which must
+ * not go to another file meanwhile: it is given back at the last close.
+ */
+static void defer_drop(struct fused_pending *p, const char *why)
+{
+	unname(p, why); /* its name is free for a new file at once */
+	if (!p->commit_at)
+		p->commit_at = 1;
+}
+
 /* Log @p unless @rc or it was lost (then give its memory back); free it. */
 static void commit(struct fused *fs, struct fused_pending *p, int rc)
 {
+	if ((rc || p->lost) && p->opens) {
+		defer_drop(p, "its bytes could not be stored");
+		return;
+	}
 	if (!rc && p->lost) {
 		fused_log(L_NOTICE, "%s: discarded, not logged: %s", p->relpath,
 			  p->lost);
@@ -782,6 +821,10 @@ static void commit(struct fused *fs, struct fused_pending *p, int rc)
 		if (rc)
 			fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",
 				  p->relpath, famfs_errmsg());
+	}
+	if (rc && p->opens) {
+		defer_drop(p, "it could not be logged");
+		return;
 	}
 	if (rc) {
 		for (uint32_t i = 0; i < p->fmap.simple.nextents; i++)
@@ -846,10 +889,10 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 		drop(p);
 		return;
 	}
-	/* a reader of a closed file: logged when due (fused_pending_idle) */
+	/* closed before: logged when due (fused_pending_idle) */
 	if (p->commit_at) {
 		if (p->lost)
-			commit(fs, p, 0); /* removed: its memory goes back */
+			commit(fs, p, 0); /* not logged: its memory goes back */
 		return;
 	}
 	/* a reader that came while the bytes were on their way */

@@ -327,6 +327,8 @@ bool fused_is_pending(uint64_t ino);
 int fused_pending_gone(uint64_t ino);
 /* The pending file @ino, or NULL (logged since, or never one) */
 struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
+/* Is @ino a pending file logged while a reader had it open? */
+bool fused_pending_retired(struct fused *fs, uint64_t ino);
 /*
  * After each request and poll: log the closed files whose commit_delay=
  * is over; let go of the mount held while files were pending once none
@@ -334,8 +336,12 @@ struct fused_pending *fused_pending_get(struct fused *fs, uint64_t ino);
  * lock once none has been for a moment.
  */
 void fused_pending_idle(struct fused *fs);
-/* A stop or an unmount: log every closed file now, without its delay. */
-void fused_pending_commit_closed(struct fused *fs);
+/*
+ * A stop or an unmount: log every closed file now, without its delay.
+ * @final: the loop is over, and a removed file a reader had open is
+ * given back too.
+ */
+void fused_pending_commit_closed(struct fused *fs, bool final);
 /* When fused_pending_idle() has something to log or let go of: ms, or -1. */
 int fused_pending_timeout_ms(const struct fused *fs);
 /*

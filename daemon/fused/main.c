@@ -665,7 +665,7 @@ static bool may_leave(struct fused *fs, uint64_t *until)
 {
 	uint64_t now = fused_now_ms();
 
-	fused_pending_commit_closed(fs); /* closed: no need to wait */
+	fused_pending_commit_closed(fs, false); /* closed: no need to wait */
 	if (!fs->npending)
 		return true;
 	if (!*until) {
@@ -932,7 +932,7 @@ static void attach(struct fused *fs, struct opts *o, bool adopt,
 static int finish(struct fused *fs, int res)
 {
 	/* a successor would not know of the files still waiting */
-	fused_pending_commit_closed(fs);
+	fused_pending_commit_closed(fs, true);
 	if (fused_takeover_leave(fs, stop, stop == 2)) {
 		/* a successor may create at once: the log lock is its */
 		fused_pending_stop(fs);

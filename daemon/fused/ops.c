@@ -768,7 +768,8 @@ static void fused_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	if (fused_is_pending(ino)) {
+	/* one logged while a reader had it open is a logged file now */
+	if (fused_is_pending(ino) && !fused_pending_retired(fs, ino)) {
 		pending_setattr(req, fs, ino, attr, to_set);
 		return;
 	}

@@ -199,7 +199,8 @@ void fused_stage_try_finish(struct fused *fs, struct fused_pending *p)
 	struct fused_stage *s = p->stage;
 	int rc;
 
-	if (!s->done || p->opens ||
+	/* a reader may have it open: its memfd serves it until its close */
+	if (!s->done ||
 	    (__atomic_load_n(&s->looked_up, __ATOMIC_ACQUIRE) && !s->forgotten))
 		return;
 	rc = s->rc;

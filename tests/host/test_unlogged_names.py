@@ -315,6 +315,10 @@ def test_a_reader_of_a_closed_file_does_not_hold_its_commit(
             os.fchmod(r.fileno(), 0o600)
         with pytest.raises(PermissionError):
             os.truncate("/proc/self/fd/%d" % r.fileno(), 10)
+        os.utime(r.fileno(), (1, 1))  # times are no one's to keep
+        with pytest.raises(OSError) as e:
+            open("/proc/self/fd/%d" % r.fileno(), "r+b")
+        assert e.value.errno == errno.ETXTBSY
         r.seek(1000)
         assert r.read(10) == data[1000:1010]
     with open(path, "rb") as f:
@@ -501,3 +505,32 @@ def test_a_file_made_after_a_lazy_umount_is_logged_at_its_close(
     finally:
         os.close(d)
     assert m.wait_daemon_exit()
+
+
+def test_a_killed_writers_file_is_freed_after_its_last_reader(mnt):
+    """A writer killed before its close leaves nothing, also when a reader
+    has the file open: its name goes at once, and its memory, which that
+    reader still reads, is free again once the reader closes it."""
+    path = os.path.join(mnt.mnt, "halfway")
+    free = _free(mnt)
+    before = fh.log_next_index(mnt.dev)
+    writer = ("import sys,time; f=open(sys.argv[1],'wb'); "
+              "f.write(b'x'*(3<<20)); f.flush(); print(flush=True); "
+              "time.sleep(60)")
+    p = subprocess.Popen(["python3", "-c", writer, path],
+                         stdout=subprocess.PIPE)
+    try:
+        p.stdout.readline()
+        r = open(path, "rb")
+    finally:
+        p.kill()
+        p.wait()
+    try:
+        time.sleep(0.3)  # its close and FLUSH have come
+        assert not os.path.exists(path)
+        assert _free(mnt) < free
+        assert r.read(4) == b"xxxx"
+    finally:
+        r.close()
+    assert _wait(lambda: _free(mnt) == free)
+    assert fh.log_next_index(mnt.dev) == before
