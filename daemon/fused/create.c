@@ -234,10 +234,11 @@ void fused_pending_commit_closed(struct fused *fs, bool final)
 {
 	struct fused_pending *p = fs->pending, *next;
 
-	commit_due(fs, UINT64_MAX);
-	if (!final)
+	if (!final) {
+		commit_due(fs, UINT64_MAX);
 		return;
-	/* no request comes any more: no reader of a removed file is left */
+	}
+	/* no request comes any more: no reader is left to serve or wait for */
 	for (; p; p = next) {
 		next = p->next;
 		if (p->commit_at) {
@@ -763,11 +764,6 @@ static void unlink_pending(struct fused *fs, struct fused_pending *p)
 	fs->npending--;
 }
 
-static void unlink_retired(struct fused *fs, struct fused_pending *p)
-{
-	unlink_from(&fs->retired, p);
-}
-
 /*
  * Make @p ready to be logged: not lost, at least one unit of memory, no
  * more than its size needs. 0, or why it will not be logged.
@@ -806,25 +802,25 @@ static void defer_drop(struct fused_pending *p, const char *why)
 /* Log @p unless @rc or it was lost (then give its memory back); free it. */
 static void commit(struct fused *fs, struct fused_pending *p, int rc)
 {
+	const char *why = "its bytes could not be stored";
+
+	if (!rc && !p->lost) {
+		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
+					   p->mode, p->uid, p->gid, &p->fmap);
+		if (rc) {
+			fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",
+				  p->relpath, famfs_errmsg());
+			why = "it could not be logged";
+		}
+	}
 	if ((rc || p->lost) && p->opens) {
-		defer_drop(p, "its bytes could not be stored");
+		defer_drop(p, why);
 		return;
 	}
 	if (!rc && p->lost) {
 		fused_log(L_NOTICE, "%s: discarded, not logged: %s", p->relpath,
 			  p->lost);
 		rc = -ECANCELED;
-	}
-	if (!rc) {
-		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
-					   p->mode, p->uid, p->gid, &p->fmap);
-		if (rc)
-			fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",
-				  p->relpath, famfs_errmsg());
-	}
-	if (rc && p->opens) {
-		defer_drop(p, "it could not be logged");
-		return;
 	}
 	if (rc) {
 		for (uint32_t i = 0; i < p->fmap.simple.nextents; i++)
@@ -885,7 +881,7 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 	if (--p->opens)
 		return;
 	if (p->logged) {
-		unlink_retired(fs, p);
+		unlink_from(&fs->retired, p);
 		drop(p);
 		return;
 	}
