@@ -162,40 +162,35 @@ static const char *kv(const struct mnt *m, const char *key)
 }
 
 /*
- * Does @path answer a read within PROBE_MS? A daemon that is stopped
- * (SIGSTOP, a debugger) or wedged leaves every read of its mount waiting,
- * and status (or famfs.service's --watch) with it.
+ * The daemon's .meta/.status into @m, read whole within PROBE_MS: a daemon
+ * that is stopped (SIGSTOP, a debugger) or wedged leaves every read of its
+ * mount waiting, and status (or famfs.service's --watch) with it.
  */
-static bool answers(const char *path)
-{
-	char buf[64];
-
-	return famfs_read_within(path, buf, sizeof(buf), PROBE_MS) !=
-	       -ETIMEDOUT;
-}
-
 static void read_status(struct mnt *m)
 {
-	char path[PATH_MAX + 32], line[PATH_MAX + 64];
-	FILE *f;
+	size_t cap = MAX_KV * (PATH_MAX + 64);
+	char path[PATH_MAX + 32], *text = malloc(cap + 1), *line, *rest;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/.meta/.status", m->dir);
-	if (!answers(path)) {
+	n = text ? famfs_read_within(path, text, cap, PROBE_MS) : -ENOMEM;
+	if (n == -ETIMEDOUT) {
 		problem(m, "the daemon does not answer: %s was not read within %d ms (is famfs-fused stopped or hung?)",
 			path, PROBE_MS);
+		free(text);
 		return;
 	}
-	f = fopen(path, "r");
-	if (!f) {
-		problem(m, "cannot read %s: %s%s", path, strerror(errno),
-			errno == ENOTCONN ? " (the daemon is gone; umount and mount again)" : "");
+	if (n < 0) {
+		problem(m, "cannot read %s: %s%s", path, strerror((int)-n),
+			n == -ENOTCONN ? " (the daemon is gone; umount and mount again)" : "");
+		free(text);
 		return;
 	}
-	while (fgets(line, sizeof(line), f) && m->nkv < MAX_KV) {
+	text[n] = '\0';
+	rest = text;
+	while ((line = strsep(&rest, "\n")) && m->nkv < MAX_KV) {
 		char *eq = strchr(line, '=');
-		size_t n = strcspn(line, "\n");
 
-		line[n] = '\0';
 		if (!eq || eq == line)
 			continue;
 		*eq = '\0';
@@ -205,7 +200,7 @@ static void read_status(struct mnt *m)
 			 (int)sizeof(m->val[0]) - 1, eq + 1);
 		m->nkv++;
 	}
-	fclose(f);
+	free(text);
 	m->status_ok = true;
 	if (!kv(m, "mode"))
 		problem(m, "%s", ".meta/.status does not give the mode");
