@@ -375,6 +375,20 @@ def test_a_removed_file_stays_readable_to_its_reader(tmp_path, master,
     assert not os.path.exists(path)
 
 
+def _kill_a_reader_of(path):
+    """A process opens @path for reading and is killed (SIGKILL) with it
+    open."""
+    reader = "import sys,time; f=open(sys.argv[1],'rb'); print(flush=True); " \
+             "time.sleep(60)"
+    p = subprocess.Popen(["python3", "-c", reader, path],
+                         stdout=subprocess.PIPE)
+    try:
+        p.stdout.readline()
+    finally:
+        p.kill()
+        p.wait()
+
+
 @pytest.mark.parametrize("delay", [0, 60000])
 def test_a_killed_reader_does_not_discard_the_file(tmp_path, master, device,
                                                    mounts, delay):
@@ -386,22 +400,12 @@ def test_a_killed_reader_does_not_discard_the_file(tmp_path, master, device,
     path = os.path.join(m.mnt, "survives")
     data = _data(200000, 10)
     before = fh.log_next_index(m.dev)
-    reader = "import sys,time; f=open(sys.argv[1],'rb'); print(flush=True); " \
-             "time.sleep(60)"
     with open(path, "wb") as f:
         f.write(data[:1000])
-        p = subprocess.Popen(["python3", "-c", reader, path],
-                             stdout=subprocess.PIPE)
-        p.stdout.readline()
-        p.kill()
-        p.wait()
+        _kill_a_reader_of(path)
         f.write(data[1000:])
     if delay:
-        p = subprocess.Popen(["python3", "-c", reader, path],
-                             stdout=subprocess.PIPE)
-        p.stdout.readline()
-        p.kill()
-        p.wait()
+        _kill_a_reader_of(path)
         m.unmount()
         assert fh.log_next_index(device) == before + 1
         m.opts = ""
