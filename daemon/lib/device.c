@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -99,6 +101,15 @@ void famfs_dev_exposure(const char *path,
 			 path, (unsigned int)perm, path);
 		warn(msg, arg);
 	}
+}
+
+/* Is @fd's file in a file system that only ever lives in memory? */
+static bool in_memory_fs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && (sfs.f_type == TMPFS_MAGIC ||
+					  sfs.f_type == RAMFS_MAGIC);
 }
 
 static void *map(int fd, size_t len, bool rw, off_t off)
@@ -227,6 +238,7 @@ static int open_raw(const char *path, bool rw, bool rebind,
 		return famfs_fail(errno, "cannot stat %s: %s", path,
 				  strerror(errno));
 	dev->kind = S_ISCHR(st.st_mode) ? FAMFS_DEV_DAX : FAMFS_DEV_FILE;
+	dev->in_memory = S_ISREG(st.st_mode) && in_memory_fs(dev->fd);
 	rc = famfs_device_size(dev->fd, path, &dev->size);
 	if (rc)
 		return rc;
@@ -372,7 +384,7 @@ void famfs_dev_close(struct famfs_dev *dev)
  * between us, so the log and the data written through a device are
  * written back and dropped by hand (libfamfs-cache, famfs_cache(3)).
  * Image files are coherent through the page cache; msync makes them
- * durable.
+ * durable, unless they live in memory anyway.
  */
 void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len)
 {
@@ -381,7 +393,7 @@ void famfs_dev_flush(const struct famfs_dev *dev, const void *addr, size_t len)
 
 	if (dev->kind != FAMFS_DEV_FILE)
 		famfs_cache_flush(addr, len);
-	if (dev->kind != FAMFS_DEV_DAX && !dev->own_mount)
+	if (dev->kind != FAMFS_DEV_DAX && !dev->own_mount && !dev->in_memory)
 		msync((void *)start, (uintptr_t)addr + len - start, MS_SYNC);
 }
 

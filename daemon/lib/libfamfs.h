@@ -326,6 +326,8 @@ struct famfs_dev {
 	 * famfs_dev_open_meta_fds(); the CPU cache is written back alone).
 	 */
 	bool own_mount;
+	/* an image file in tmpfs or ramfs: msync() has nothing to write */
+	bool in_memory;
 	/* the famfs's other devices, by index (famfs_dev_open_members()) */
 	struct famfs_dev *member[FAMFS_MAX_DEVS];
 	/* the mount point they serve, for the records of holders.c */

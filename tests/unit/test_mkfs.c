@@ -5,8 +5,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include <cmocka.h>
 
@@ -181,6 +185,44 @@ static void role_follows_the_identity_file(void **state)
 	scratch_close(&s, &dev);
 }
 
+/* An image made in @dir and opened: does it count as in memory? */
+static bool opens_in_memory(const char *dir)
+{
+	char path[128];
+	struct famfs_dev dev;
+	bool in_memory;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/famfs-unit-mem.XXXXXX", dir);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(64 * MiB)), 0);
+	close(fd);
+	assert_int_equal(famfs_dev_open(path, 0, &dev), 0);
+	in_memory = dev.in_memory;
+	famfs_dev_close(&dev);
+	unlink(path);
+	return in_memory;
+}
+
+/*
+ * An image in tmpfs has nothing to make durable: famfs_dev_flush() leaves
+ * msync() out. One on a disk's file system keeps it.
+ */
+static void image_in_tmpfs_is_in_memory(void **state)
+{
+	struct statfs sfs;
+
+	(void)state;
+	assert_true(opens_in_memory("/dev/shm"));
+	if (statfs("/var/tmp", &sfs) || sfs.f_type == TMPFS_MAGIC ||
+	    sfs.f_type == RAMFS_MAGIC) {
+		print_message("/var/tmp is in memory here: no disk to compare\n");
+		return;
+	}
+	assert_false(opens_in_memory("/var/tmp"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +234,7 @@ int main(void)
 		cmocka_unit_test(truncated_device_is_reported),
 		cmocka_unit_test(device_short_of_recorded_size_is_reported),
 		cmocka_unit_test(role_follows_the_identity_file),
+		cmocka_unit_test(image_in_tmpfs_is_in_memory),
 	};
 
 	return cmocka_run_group_tests_name("mkfs", tests, NULL, NULL);
