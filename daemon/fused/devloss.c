@@ -30,6 +30,7 @@ static struct {
 } guard[2];
 static volatile sig_atomic_t lost;
 static const char *lost_why;
+static uint64_t size_seen_pass; /* fs->pass of the last look at the size */
 
 /* Replace the mappings in place: later accesses read zeros, never fault. */
 static int swap_out_mapping(void)
@@ -87,16 +88,27 @@ void fused_devloss_arm(struct fused *fs)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* Look at an image file's size once per pass (a syscall each time). */
+static bool size_unseen(struct fused *fs)
+{
+	if (fs->pass && fs->pass == size_seen_pass)
+		return false;
+	size_seen_pass = fs->pass;
+	return true;
+}
+
 bool fused_dev_lost(struct fused *fs)
 {
 	struct stat st;
 
 	/*
 	 * A shrunk image file faults only where it shrank: look first (a
-	 * block device has no st_size to compare).
+	 * block device has no st_size to compare). A fault is caught at any
+	 * time; only this look waits for the next pass.
 	 */
 	if (!lost && guard[0].base && fs->dev.kind == FAMFS_DEV_FILE &&
-	    fstat(fs->dev.fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    size_unseen(fs) && fstat(fs->dev.fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) &&
 	    (uint64_t)st.st_size < guard[0].len && swap_out_mapping() == 0) {
 		lost_why = "the image file is now smaller than the file system";
 		lost = 1;

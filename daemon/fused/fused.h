@@ -165,6 +165,8 @@ struct fused {
 	char health[64];
 	uint64_t health_checked; /* ms */
 	bool dev_lost; /* our mapping of it faulted or it shrank (devloss.c) */
+	/* passes of the loop that serves the mount: 0 before it starts */
+	uint64_t pass;
 };
 
 /* ---- logging (log.c) ---- */
@@ -241,6 +243,8 @@ void fused_devloss_arm(struct fused *fs);
  * True once the device is gone (logged once; health becomes "lost"):
  * bytes read from the mapping since then are zeros, not data. Call it
  * before using the device and again before replying with what was read.
+ * An image file's size is looked at once per pass of the loop (a request
+ * calls this several times).
  */
 bool fused_dev_lost(struct fused *fs);
 

@@ -761,6 +761,7 @@ static int serve(struct fused *fs)
 			res = -errno;
 			break;
 		}
+		fs->pass++;
 		/*
 		 * The monitor's work: a connection, or one of its timeouts
 		 * due. Not on every FUSE request: that is a syscall each.
