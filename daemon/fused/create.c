@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pending.h"
@@ -30,6 +31,27 @@
 bool fused_is_pending(uint64_t ino)
 {
 	return ino >= FUSED_PENDING_INO_BASE && ino < FUSED_STAGE_INO_BASE;
+}
+
+/*
+ * A number no daemon before us on this mount gave. A successor keeps the
+ * mount and the kernel's inodes: an old file still held open must not
+ * share its number with a new one, or that holder's writes and its
+ * release would reach the new file. The numbers follow the clock, one
+ * microsecond each at least (a creation takes far longer), so a daemon
+ * starts above every number its predecessors gave; the range wraps after
+ * 2^41 microseconds (25 days), long after their files were closed.
+ */
+static uint64_t next_pending_ino(struct fused *fs)
+{
+	struct timespec ts;
+	uint64_t us;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	fs->pending_seq = us > fs->pending_seq ? us : fs->pending_seq + 1;
+	return FUSED_PENDING_INO_BASE +
+	       fs->pending_seq % (FUSED_STAGE_INO_BASE - FUSED_PENDING_INO_BASE);
 }
 
 int fused_pending_gone(uint64_t ino)
@@ -495,7 +517,7 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, rc);
 		return;
 	}
-	p->ino = FUSED_PENDING_INO_BASE + fs->pending_seq++;
+	p->ino = next_pending_ino(fs);
 	p->parent = parent;
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	memcpy(p->relpath, rel, sizeof(rel));

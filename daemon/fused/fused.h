@@ -158,7 +158,8 @@ struct fused {
 	 * reader still had them open, served to it until its close.
 	 */
 	struct fused_pending *pending, *retired;
-	uint64_t npending, pending_seq;
+	uint64_t npending;
+	uint64_t pending_seq; /* the last new file's number, from its base */
 	struct famfs_writer writer;
 
 	/* the device's health as famfs_dax reports it (health.c) */

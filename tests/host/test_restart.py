@@ -581,13 +581,22 @@ def test_a_file_being_written_is_lost_cleanly_by_a_restart(tmp_path, master,
             assert "stopping with 1 file(s) still being written" in \
                 m.log_text()
             p = svc.successor(2 + n, opts)
+            assert m.status()["space_used"] == used
+            # A file the successor makes while the lost one is still
+            # open never takes its number: the old open must not reach it.
+            newer = os.path.join(mnt, "newer%d" % n)
+            w2 = _writer(newer, procs)
             assert _tell(w, "more") == "write EIO"
             w.stdin.close()
             assert w.stdout.readline().strip() == "close EIO"
             assert w.wait(timeout=30) == 0
             assert "was lost when the daemon restarted" in m.log_text()
             assert not os.path.exists(path)
-            assert m.status()["space_used"] == used
+            w2.stdin.close()
+            assert w2.stdout.readline().strip() == "close ok"
+            with open(newer, "rb") as f:
+                assert f.read() == b"x" * (3 << 20)
+            used = m.status()["space_used"]
         # Nobody holds the log lock: the CLI appends at once.
         master.famfs("creat", "-s", "2m", "-r", "-S", "3",
                      os.path.join(mnt, "after"), timeout=20)
