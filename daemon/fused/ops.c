@@ -73,8 +73,12 @@ static int attr_of(struct fused *fs, uint64_t ino, struct stat *st)
 		return fused_stage_attr(fs, ino, st);
 	if (fused_is_pending(ino)) {
 		p = fused_pending_get(fs, ino);
+		/*
+		 * Logged since (a new inode) or lost: ESTALE has the kernel
+		 * look the name up again, as it does for an open (below).
+		 */
 		if (!p)
-			return -ENOENT; /* logged since: a new inode */
+			return -ESTALE;
 		fused_pending_attr(fs, p, st);
 		return 0;
 	}
@@ -377,7 +381,12 @@ static void fused_open(fuse_req_t req, fuse_ino_t ino,
 		return;
 	} else if (fused_is_pending(ino)) {
 		struct fused_pending *p = fused_pending_get(fs, ino);
-		int rc = p ? fused_pending_open(fs, p, fi) : ENOENT;
+		/*
+		 * Logged between the opener's LOOKUP and this OPEN: on
+		 * ESTALE the kernel looks the name up again and opens the
+		 * logged file (a file lost by a restart: ENOENT then).
+		 */
+		int rc = p ? fused_pending_open(fs, p, fi) : ESTALE;
 
 		if (rc)
 			fuse_reply_err(req, rc);

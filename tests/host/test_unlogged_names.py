@@ -8,6 +8,7 @@ import errno
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -538,3 +539,41 @@ def test_a_killed_writers_file_is_freed_after_its_last_reader(mnt):
         r.close()
     assert _wait(lambda: _free(mnt) == free)
     assert fh.log_next_index(mnt.dev) == before
+
+
+def test_an_open_racing_the_commit_never_fails(tmp_path, master, device,
+                                               mounts):
+    """A reader's open looks the name up (the file still waiting) and
+    opens it; the file may be logged between the two. The open then finds
+    the logged file, never ENOENT: the daemon says ESTALE and the kernel
+    looks the name up again."""
+    m = _mount(tmp_path, master, device, mounts, "commit_delay=100")
+    names = [os.path.join(m.mnt, "r%02d" % i) for i in range(40)]
+    before = fh.log_next_index(m.dev)
+    made, failed, opens = [0], [], [0]
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            for i in range(made[0]):
+                try:
+                    with open(names[i], "rb") as f:
+                        assert f.read() == b"%02d" % i
+                    opens[0] += 1
+                except OSError as e:
+                    failed.append((names[i], errno.errorcode[e.errno]))
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for i, path in enumerate(names):
+            with open(path, "wb") as f:
+                f.write(b"%02d" % i)
+            made[0] = i + 1
+            time.sleep(0.04)  # each due while the reader runs
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        t.join()
+    assert not failed, failed
+    assert opens[0] > 100
+    assert fh.log_next_index(m.dev) == before + len(names)
