@@ -713,12 +713,18 @@ static void unname(struct fused_pending *p, const char *why)
 
 void fused_pending_flush(struct fused_pending *p, pid_t pid)
 {
-	/* A writer killed half way has not written a file: none is logged. */
-	if (!p->lost && fused_task_killed(pid)) {
-		fused_log(L_INFO, "%s: its writer (pid %d) was killed",
-			  p->relpath, (int)pid);
-		unname(p, "its writer was killed");
-	}
+	p->killed_pid = fused_task_killed(pid) ? pid : 0;
+}
+
+/* A writer killed half way has not written a file: none is logged. */
+static void writer_closed(struct fused_pending *p)
+{
+	p->writing = false;
+	if (p->lost || !p->killed_pid)
+		return;
+	fused_log(L_INFO, "%s: its writer (pid %d) was killed", p->relpath,
+		  (int)p->killed_pid);
+	unname(p, "its writer was killed");
 }
 
 void fused_pending_fsync(struct fused_pending *p)
@@ -913,7 +919,7 @@ void fused_pending_release(struct fused *fs, struct fused_pending *p,
 	int rc;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY)
-		p->writing = false;
+		writer_closed(p);
 	if (--p->opens)
 		return;
 	if (p->logged) {

@@ -382,7 +382,10 @@ int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 /* Mode and owner may change until the file is logged. */
 int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
 			  int to_set);
-/* A close by task @pid: one dying of a signal leaves no file. */
+/*
+ * A close by task @pid of the writer's open: when it is the last before
+ * the release, one dying of a signal leaves no file.
+ */
 void fused_pending_flush(struct fused_pending *p, pid_t pid);
 /* fsync(2): the file is logged at its close, without commit_delay=. */
 void fused_pending_fsync(struct fused_pending *p);

@@ -22,6 +22,12 @@ struct fused_pending {
 	unsigned int opens;
 	bool writing; /* open for writing: a second writer is refused */
 	/*
+	 * The task of the writer's last FLUSH, when it was being killed: a
+	 * child killed with a copy of the writer's fd is not the writer, so
+	 * the release of the writer's open decides (0: not killed).
+	 */
+	pid_t killed_pid;
+	/*
 	 * Closed, its bytes in place, waiting commit_delay= to be logged (a
 	 * rename may still move it, an unlink drop it): when it is due, in
 	 * ms; 0 while it is still being written.

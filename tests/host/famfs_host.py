@@ -281,12 +281,18 @@ def log_next_index(dev):
         return struct.unpack("<Q", f.read(8))[0]
 
 
+def wait_for(cond, timeout=5.0):
+    """@cond() true within @timeout seconds? (what it is at the end)"""
+    end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    return cond()
+
+
 def wait_entries(dev, n, timeout=5.0):
     """The log holds @n entries. The kernel sends RELEASE after close(2)
     has returned, so the entry of a file closed a moment ago is awaited."""
-    end = time.monotonic() + timeout
-    while log_next_index(dev) < n and time.monotonic() < end:
-        time.sleep(0.01)
+    wait_for(lambda: log_next_index(dev) >= n, timeout)
     return log_next_index(dev) == n
 
 

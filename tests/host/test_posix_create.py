@@ -535,6 +535,45 @@ def test_a_killed_writer_leaves_nothing(mnt, master):
     _fsck_clean(master, mnt.mnt)
 
 
+def test_a_killed_child_holding_the_writers_fd_ends_nothing(mnt):
+    """A shell's background job writes to the shell's exec 3> file and
+    is killed: the file is its parent's, which goes on writing it and
+    closes it; the file is logged whole. When the killed one is the last
+    holder (the parent closed first), nothing is logged."""
+    before = fh.log_next_index(mnt.dev)
+    path = os.path.join(mnt.mnt, "kept")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, b"a" * 4096)
+    child = os.fork()
+    if child == 0:
+        os.write(fd, b"b" * 4096)
+        os.kill(os.getpid(), signal.SIGKILL)
+    assert os.waitpid(child, 0)[1] & 0x7f == signal.SIGKILL
+    os.write(fd, b"c" * 4096)
+    os.close(fd)
+    assert fh.wait_entries(mnt.dev, before + 1)
+    with open(path, "rb") as f:
+        assert f.read() == b"a" * 4096 + b"b" * 4096 + b"c" * 4096
+    # the parent closes first; its child, the last holder, is killed
+    path = os.path.join(mnt.mnt, "gone")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    rd, wr = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(fd, b"b" * 4096)
+        os.read(rd, 1)
+        os._exit(0)
+    os.close(fd)
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    os.close(rd)
+    os.close(wr)
+    assert fh.wait_for(lambda: "gone: discarded, not logged: its writer "
+                       "was killed" in mnt.log_text())
+    assert fh.log_next_index(mnt.dev) == before + 1
+    assert not os.path.exists(path)
+
+
 def test_famfs_creat_goes_through_the_mount(mnt, master):
     """On a mounted master, famfs creat makes contiguous files through the
     mount (create + fallocate + close): the daemon logs them, with no

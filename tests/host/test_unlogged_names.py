@@ -31,13 +31,6 @@ def _logged_names(dev):
     return names
 
 
-def _wait(cond, timeout=5.0):
-    end = time.monotonic() + timeout
-    while not cond() and time.monotonic() < end:
-        time.sleep(0.01)
-    return cond()
-
-
 def _free(mnt):
     st = os.statvfs(mnt.mnt)
     return st.f_bfree * st.f_frsize
@@ -65,7 +58,7 @@ def test_a_file_being_written_may_be_renamed(mnt):
         assert not os.path.exists(old)
         assert os.listdir(os.path.join(mnt.mnt, "d")) == ["whole"]
         f.write(data[1000:])
-    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(mnt.dev) == before + 1)
     assert _logged_names(mnt.dev)[-1] == "d/whole"
     with open(new, "rb") as f:
         assert f.read() == data
@@ -73,7 +66,7 @@ def test_a_file_being_written_may_be_renamed(mnt):
     # the name is free for a new file
     with open(old, "wb") as f:
         f.write(b"again")
-    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 2)
+    assert fh.wait_for(lambda: fh.log_next_index(mnt.dev) == before + 2)
     assert _logged_names(mnt.dev)[-2:] == ["d/whole", "part"]
 
 
@@ -84,7 +77,7 @@ def test_what_is_logged_keeps_its_name(mnt):
     logged = os.path.join(mnt.mnt, "logged")
     with open(logged, "wb") as f:
         f.write(b"logged")
-    assert _wait(lambda: "logged" in _logged_names(mnt.dev))
+    assert fh.wait_for(lambda: "logged" in _logged_names(mnt.dev))
     before = fh.log_next_index(mnt.dev)
     for op, args in ((os.rename, (logged, logged + "2")),
                      (os.unlink, (logged,))):
@@ -104,7 +97,7 @@ def test_what_is_logged_keeps_its_name(mnt):
         with pytest.raises(OSError) as e:
             os.rename(path, os.path.join(mnt.mnt, "nodir/x"))
         assert e.value.errno == errno.ENOENT
-    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(mnt.dev) == before + 1)
     assert _logged_names(mnt.dev)[-2:] == ["logged", "pending"]
     with open(logged, "rb") as f:
         assert f.read() == b"logged"
@@ -127,14 +120,14 @@ def test_a_file_removed_before_it_is_logged_leaves_nothing(mnt):
         assert not os.path.exists(path)
         assert "scratch" not in os.listdir(mnt.mnt)
         f.write(b"more")
-    assert _wait(lambda: _free(mnt) == free)
+    assert fh.wait_for(lambda: _free(mnt) == free)
     assert fh.log_next_index(mnt.dev) == before
     assert "scratch: discarded, not logged: it was removed before it " \
         "was logged" in mnt.log_text()
     # and the name may be used again
     with open(path, "wb") as f:
         f.write(b"kept")
-    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(mnt.dev) == before + 1)
     with open(path, "rb") as f:
         assert f.read() == b"kept"
 
@@ -155,7 +148,7 @@ def test_a_rename_over_a_file_being_written_replaces_it(mnt):
     finally:
         fb.close()
         fa.close()
-    assert _wait(lambda: fh.log_next_index(mnt.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(mnt.dev) == before + 1)
     assert _logged_names(mnt.dev)[-1] == "b"
     with open(b, "rb") as f:
         assert f.read() == b"from a"
@@ -184,7 +177,7 @@ def test_commit_delay_keeps_a_closed_file_unlogged_for_a_while(
     assert e.value.errno == errno.ETXTBSY
     assert fh.log_next_index(m.dev) == before
     assert m.status()["files_being_written"] == "1"
-    assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(m.dev) == before + 1)
     assert m.status()["files_being_written"] == "0"
     assert _logged_names(m.dev)[-1] == "late"
     assert fh.file_entry(m.dev, os.stat(path).st_ino)[0] == len(data)
@@ -244,14 +237,14 @@ def test_fsync_before_the_close_skips_the_delay(tmp_path, master, device,
     with open(os.path.join(m.mnt, "synced"), "wb") as f:
         f.write(b"now")
         os.fsync(f.fileno())
-    assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(m.dev) == before + 1)
     with open(os.path.join(m.mnt, "later"), "wb") as f:
         f.write(b"later")
     assert fh.log_next_index(m.dev) == before + 1
     fd = os.open(os.path.join(m.mnt, "later"), os.O_RDONLY)
     os.fsync(fd)
     os.close(fd)
-    assert _wait(lambda: fh.log_next_index(m.dev) == before + 2)
+    assert fh.wait_for(lambda: fh.log_next_index(m.dev) == before + 2)
     assert _logged_names(m.dev)[-2:] == ["synced", "later"]
 
 
@@ -308,7 +301,7 @@ def test_a_reader_of_a_closed_file_does_not_hold_its_commit(
         f.write(data)
     with open(path, "rb") as r:
         held = os.fstat(r.fileno()).st_ino
-        assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+        assert fh.wait_for(lambda: fh.log_next_index(m.dev) == before + 1)
         assert _logged_names(m.dev)[-1] == "read"
         assert r.read() == data
         assert os.stat(path).st_ino != held
@@ -371,7 +364,7 @@ def test_a_removed_file_stays_readable_to_its_reader(tmp_path, master,
         time.sleep(0.4)  # past the delay
         assert r.read() == data
         assert _free(m) < free
-    assert _wait(lambda: _free(m) == free)
+    assert fh.wait_for(lambda: _free(m) == free)
     assert fh.log_next_index(m.dev) == before
     assert not os.path.exists(path)
 
@@ -411,7 +404,7 @@ def test_a_killed_reader_does_not_discard_the_file(tmp_path, master, device,
         assert fh.log_next_index(device) == before + 1
         m.opts = ""
         m.mount()
-    assert _wait(lambda: fh.log_next_index(m.dev) == before + 1)
+    assert fh.wait_for(lambda: fh.log_next_index(m.dev) == before + 1)
     assert _logged_names(m.dev)[-1] == "survives"
     with open(path, "rb") as f:
         assert f.read() == data
@@ -468,7 +461,7 @@ def test_famfs_creat_through_a_mount_with_commit_delay(tmp_path, master,
     took = time.monotonic() - t
     assert fh.log_next_index(m.dev) == before + 2
     assert took < 5, took
-    assert _wait(lambda: "logged through the mount: 2 files" in
+    assert fh.wait_for(lambda: "logged through the mount: 2 files" in
                  m.log_text())
 
 
@@ -484,7 +477,7 @@ def test_after_an_umount_a_waiting_file_is_logged_at_once(tmp_path, master,
         f.write(b"held")
     with open(path, "rb") as r:
         subprocess.run(["umount", "-l", m.mnt], check=True)
-        assert _wait(lambda: fh.log_next_index(device) == before + 1)
+        assert fh.wait_for(lambda: fh.log_next_index(device) == before + 1)
         assert r.read() == b"held"
         assert fh.alive(m.pid)
     assert m.wait_daemon_exit(), "the daemon waited for the delay"
@@ -505,7 +498,7 @@ def test_a_file_made_after_a_lazy_umount_is_logged_at_its_close(
                      dir_fd=d)
         os.write(fd, b"late")
         os.close(fd)
-        assert _wait(lambda: fh.log_next_index(device) == before + 1)
+        assert fh.wait_for(lambda: fh.log_next_index(device) == before + 1)
         assert _logged_names(device)[-1] == "late"
     finally:
         os.close(d)
@@ -537,7 +530,7 @@ def test_a_killed_writers_file_is_freed_after_its_last_reader(mnt):
         assert r.read(4) == b"xxxx"
     finally:
         r.close()
-    assert _wait(lambda: _free(mnt) == free)
+    assert fh.wait_for(lambda: _free(mnt) == free)
     assert fh.log_next_index(mnt.dev) == before
 
 
