@@ -527,7 +527,7 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	p->gid = new_gid(fs, parent, req);
 	p->fmap.ext_type = FAMFS_EXT_SIMPLE;
 	p->opens = 1;
-	p->writing = true;
+	p->writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	hold_mount(fs);
 	p->next = fs->pending;
 	fs->pending = p;

@@ -574,6 +574,22 @@ def test_a_killed_child_holding_the_writers_fd_ends_nothing(mnt):
     assert not os.path.exists(path)
 
 
+def test_a_read_only_creator_is_no_writer(mnt):
+    """open(O_RDONLY | O_CREAT) makes an empty file and writes nothing:
+    while a reader still has the file open after that close, a writer
+    may open it."""
+    path = os.path.join(mnt.mnt, "rdcreat")
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    r = os.open(path, os.O_RDONLY)
+    os.close(fd)
+    w = os.open(path, os.O_WRONLY)
+    os.write(w, b"now")
+    os.close(w)
+    os.close(r)
+    with open(path, "rb") as f:
+        assert f.read() == b"now"
+
+
 def test_famfs_creat_goes_through_the_mount(mnt, master):
     """On a mounted master, famfs creat makes contiguous files through the
     mount (create + fallocate + close): the daemon logs them, with no
