@@ -716,15 +716,21 @@ void fused_pending_flush(struct fused_pending *p, pid_t pid)
 	p->killed_pid = fused_task_killed(pid) ? pid : 0;
 }
 
-/* A writer killed half way has not written a file: none is logged. */
+/*
+ * The writer's open is closed. A writer killed half way has not written
+ * a file; nor has one whose write found no room: neither is logged, and
+ * the name is free at once, while a reader may still read what is there.
+ */
 static void writer_closed(struct fused_pending *p)
 {
 	p->writing = false;
-	if (p->lost || !p->killed_pid)
-		return;
-	fused_log(L_INFO, "%s: its writer (pid %d) was killed", p->relpath,
-		  (int)p->killed_pid);
-	unname(p, "its writer was killed");
+	if (!p->lost && p->killed_pid) {
+		fused_log(L_INFO, "%s: its writer (pid %d) was killed",
+			  p->relpath, (int)p->killed_pid);
+		p->lost = "its writer was killed";
+	}
+	if (p->lost)
+		unname(p, p->lost);
 }
 
 void fused_pending_fsync(struct fused_pending *p)

@@ -570,3 +570,33 @@ def test_an_open_racing_the_commit_never_fails(tmp_path, master, device,
     assert not failed, failed
     assert opens[0] > 100
     assert fh.log_next_index(m.dev) == before + len(names)
+
+
+def test_a_file_cut_short_loses_its_name_at_its_writers_close(
+        tmp_path, master, mounts):
+    """A write that finds no room dooms the file: at its writer's close
+    the name goes, even while a reader still has it open (which reads it
+    to its close), and a new file may take that name at once."""
+    dev = str(tmp_path / "small.img")
+    fh.mkfs(master, dev, 64 << 20)
+    m = _mount(tmp_path, master, dev, mounts)
+    path = os.path.join(m.mnt, "full")
+    with pytest.raises(OSError) as e:
+        with open(path, "wb") as f:
+            reader = open(path, "rb")
+            for _ in range(64):
+                f.write(b"f" * (1 << 20))
+                f.flush()
+    assert e.value.errno == errno.ENOSPC
+    try:
+        assert not os.path.exists(path)
+        assert reader.read(4096) == b"f" * 4096
+    finally:
+        reader.close()
+    with open(path, "wb") as f:
+        f.write(b"new")
+    assert fh.wait_for(lambda: _logged_names(dev)[-1:] == ["full"])
+    with open(path, "rb") as f:
+        assert f.read() == b"new"
+    assert "full: discarded, not logged: a write found no room" in \
+        m.log_text()
