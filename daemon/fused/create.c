@@ -39,19 +39,26 @@ bool fused_is_pending(uint64_t ino)
  * share its number with a new one, or that holder's writes and its
  * release would reach the new file. The numbers follow the clock, one
  * microsecond each at least (a creation takes far longer), so a daemon
- * starts above every number its predecessors gave; the range wraps after
- * 2^41 microseconds (25 days), long after their files were closed.
+ * starts above every number its predecessors gave. The range wraps after
+ * 2^41 microseconds (25 days); a number one of our files still has is
+ * skipped then.
  */
 static uint64_t next_pending_ino(struct fused *fs)
 {
 	struct timespec ts;
-	uint64_t us;
+	uint64_t us, ino;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-	fs->pending_seq = us > fs->pending_seq ? us : fs->pending_seq + 1;
-	return FUSED_PENDING_INO_BASE +
-	       fs->pending_seq % (FUSED_STAGE_INO_BASE - FUSED_PENDING_INO_BASE);
+	if (us > fs->pending_seq)
+		fs->pending_seq = us;
+	/* past a wrap, never the number of a file we still have */
+	do {
+		ino = FUSED_PENDING_INO_BASE +
+		      fs->pending_seq++ %
+			      (FUSED_STAGE_INO_BASE - FUSED_PENDING_INO_BASE);
+	} while (fused_pending_get(fs, ino));
+	return ino;
 }
 
 int fused_pending_gone(uint64_t ino)

@@ -159,7 +159,7 @@ struct fused {
 	 */
 	struct fused_pending *pending, *retired;
 	uint64_t npending;
-	uint64_t pending_seq; /* the last new file's number, from its base */
+	uint64_t pending_seq; /* next_pending_ino()'s next number, in us */
 	struct famfs_writer writer;
 
 	/* the device's health as famfs_dax reports it (health.c) */
