@@ -551,6 +551,8 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	/* Every byte goes through us: no page cache to go stale. */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
+	/* as fused_pending_open(): only the writer's closes are its FLUSHes */
+	fi->noflush = !p->writing;
 	fused_log(L_DEBUG, "create %s: pending", rel);
 	fuse_reply_create(req, &e, fi);
 }

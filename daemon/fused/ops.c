@@ -908,9 +908,10 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /*
- * Only a file being written asks for FLUSH (other opens say FOPEN_NOFLUSH):
- * whether its writer is dying of a signal is known only at its close. One
- * a daemon before us had is lost: its writer's close(2) says so.
+ * Only the writer's open of a file being written asks for FLUSH (other
+ * opens say FOPEN_NOFLUSH): whether its writer is dying of a signal is
+ * known only at its closes. One a daemon before us had is lost: its
+ * writer's close(2) says so.
  */
 static void fused_flush(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
