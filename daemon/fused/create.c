@@ -853,16 +853,14 @@ static void commit(struct fused *fs, struct fused_pending *p, int rc)
 		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
 					   p->mode, p->uid, p->gid, &p->fmap);
 		/*
-		 * In the log, only not in our namespace (no memory for it):
-		 * the file exists and its memory is its own. A refresh
-		 * starts at the namespace's index: it applies it now, or
-		 * later when there is memory.
+		 * In the log, only not in our namespace (the writer makes
+		 * room first, so a namespace out of step with the log): the
+		 * file exists all the same, and its memory is its own.
 		 */
 		if (rc && fs->writer.next != index) {
-			fused_log(L_WARN, "%s: logged, but not yet known here: %s",
+			fused_log(L_ERR, "%s: logged, but not known here: %s",
 				  p->relpath, famfs_errmsg());
 			rc = 0;
-			fused_refresh(fs);
 		}
 		if (rc) {
 			fused_log(L_ERR, "%s, written through the mount, could not be logged and is lost: %s",

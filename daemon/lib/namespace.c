@@ -25,6 +25,7 @@ void famfs_ns_free(struct famfs_ns *ns)
 		free(ns->by_index[i]);
 	free(ns->by_index);
 	free(ns->hash);
+	free(ns->spare);
 	memset(ns, 0, sizeof(*ns));
 }
 
@@ -169,18 +170,42 @@ void famfs_ns_path(const struct famfs_node *n, char *buf, size_t len)
 	}
 }
 
+static int grow_slots(struct famfs_ns *ns)
+{
+	uint64_t cap = ns->cap ? ns->cap * 2 : 64;
+	struct famfs_node **p = realloc(ns->by_index, cap * sizeof(*p));
+
+	if (!p)
+		return famfs_fail(ENOMEM, "out of memory for the namespace");
+	ns->by_index = p;
+	ns->cap = cap;
+	return 0;
+}
+
 static int add_slot(struct famfs_ns *ns, struct famfs_node *node)
 {
-	if (ns->nindex == ns->cap) {
-		uint64_t cap = ns->cap ? ns->cap * 2 : 64;
-		struct famfs_node **p = realloc(ns->by_index, cap * sizeof(*p));
-
-		if (!p)
-			return famfs_fail(ENOMEM, "out of memory for the namespace");
-		ns->by_index = p;
-		ns->cap = cap;
-	}
+	if (ns->nindex == ns->cap && grow_slots(ns))
+		return -ENOMEM;
 	ns->by_index[ns->nindex++] = node;
+	return 0;
+}
+
+/* Does one more node need a larger hash table? (famfs_ns_apply grows it) */
+static bool hash_full(const struct famfs_ns *ns, uint64_t more)
+{
+	return ns->files + ns->dirs + more > ns->nhash / 2;
+}
+
+int famfs_ns_reserve(struct famfs_ns *ns)
+{
+	if (ns->nindex == ns->cap && grow_slots(ns))
+		return -ENOMEM;
+	if (hash_full(ns, 1) && grow_hash(ns))
+		return famfs_fail(ENOMEM, "out of memory for the namespace");
+	if (!ns->spare)
+		ns->spare = calloc(1, sizeof(*ns->spare));
+	if (!ns->spare)
+		return famfs_fail(ENOMEM, "out of memory for the namespace");
 	return 0;
 }
 
@@ -231,7 +256,8 @@ int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 						   "its parent directory does not exist");
 	}
 
-	node = calloc(1, sizeof(*node));
+	node = ns->spare ? ns->spare : calloc(1, sizeof(*node));
+	ns->spare = NULL;
 	if (!node)
 		return famfs_fail(ENOMEM, "out of memory for the namespace");
 	node->ino = index + 2;
@@ -262,7 +288,7 @@ int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		dir->first_child = node;
 	dir->last_child = node;
 	dir->nchildren++;
-	if (ns->files + ns->dirs > ns->nhash / 2) {
+	if (hash_full(ns, 0)) {
 		if (grow_hash(ns))
 			return famfs_fail(ENOMEM, "out of memory for the namespace");
 	} else {

@@ -47,6 +47,7 @@ struct famfs_ns {
 	uint64_t nhash;
 	uint64_t files, dirs;
 	uint64_t dir_changes; /* MKDIR entries that changed a directory */
+	struct famfs_node *spare; /* famfs_ns_reserve()'s, for the next entry */
 };
 
 void famfs_ns_init(struct famfs_ns *ns, uint32_t root_mode, uint32_t uid,
@@ -62,6 +63,12 @@ void famfs_ns_free(struct famfs_ns *ns);
  */
 int famfs_ns_apply(struct famfs_ns *ns, const struct famfs_omf_entry *e,
 		   uint64_t index);
+/*
+ * Room for one more entry: the next famfs_ns_apply() cannot run out of
+ * memory. A writer makes it before it appends, so that an entry in the
+ * log is never missing from its namespace. 0 or -ENOMEM.
+ */
+int famfs_ns_reserve(struct famfs_ns *ns);
 /*
  * Claim in @a the memory of @e, the file entry just applied at @index
  * (whether or not it made a node: its memory is taken all the same; an

@@ -157,8 +157,11 @@ static int append(struct famfs_writer *w, struct famfs_omf_entry *e)
 {
 	uint64_t index = w->next;
 	struct famfs_omf_entry copy;
-	int rc = famfs_log_append_at(w->dev, e, index);
+	/* an entry in the log is in our namespace too: room for it first */
+	int rc = famfs_ns_reserve(w->ns);
 
+	if (!rc)
+		rc = famfs_log_append_at(w->dev, e, index);
 	if (rc)
 		return rc;
 	w->next = index + 1;

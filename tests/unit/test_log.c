@@ -615,8 +615,9 @@ static void an_append_never_writes_what_a_reader_would_refuse(void **state)
 }
 
 /*
- * An entry the namespace could not take after it was written (out of
- * memory; here a namespace put out of step) is in the log all the same:
+ * An entry the namespace could not take after it was written (a namespace
+ * out of step with the log; the writer makes room for the entry before it
+ * writes, so never for want of memory) is in the log all the same:
  * the writer's next index says so, and the daemon keeps that file's
  * memory on it. One refused before it was written leaves the index.
  */

@@ -229,6 +229,41 @@ static void many_entries_stay_fast_and_findable(void **state)
 	famfs_ns_free(&ns);
 }
 
+/*
+ * After famfs_ns_reserve() the next entry needs no memory: its slot, the
+ * hash table's size and its node are there already, across every growth
+ * of the slots and the hash table.
+ */
+static void a_reserve_holds_all_the_next_entry_needs(void **state)
+{
+	struct famfs_ns ns;
+	struct famfs_omf_entry e;
+	struct famfs_node *spare, **slots, **hash;
+	char name[32];
+
+	(void)state;
+	famfs_ns_init(&ns, 0755, 0, 0);
+	for (uint64_t i = 0; i < 700; i++) {
+		assert_int_equal(famfs_ns_reserve(&ns), 0);
+		spare = ns.spare;
+		slots = ns.by_index;
+		hash = ns.hash;
+		assert_non_null(spare);
+		assert_true(ns.cap > ns.nindex);
+		assert_true(ns.files + ns.dirs + 1 <= ns.nhash / 2);
+		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
+		e = i % 3 ? file_entry(name, 4096) : mkdir_entry(name);
+		assert_int_equal(famfs_ns_apply(&ns, &e, i), 0);
+		assert_ptr_equal(famfs_ns_resolve(&ns, name), spare);
+		assert_ptr_equal(ns.by_index, slots);
+		assert_ptr_equal(ns.hash, hash);
+		assert_null(ns.spare);
+	}
+	/* kept for the next entry, and freed with the namespace */
+	assert_int_equal(famfs_ns_reserve(&ns), 0);
+	famfs_ns_free(&ns);
+}
+
 /* One name in a thousand directories: each lookup finds its own. */
 static void the_same_name_in_many_directories(void **state)
 {
@@ -300,6 +335,7 @@ int main(void)
 		cmocka_unit_test(bad_paths_hide_only_their_entry),
 		cmocka_unit_test(a_second_mkdir_changes_mode_and_owner),
 		cmocka_unit_test(many_entries_stay_fast_and_findable),
+		cmocka_unit_test(a_reserve_holds_all_the_next_entry_needs),
 		cmocka_unit_test(the_same_name_in_many_directories),
 		cmocka_unit_test(the_same_name_after_many_directory_changes),
 		cmocka_unit_test(the_first_owner_keeps_shared_memory),
