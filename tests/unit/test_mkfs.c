@@ -214,6 +214,10 @@ static void image_in_tmpfs_is_in_memory(void **state)
 	struct statfs sfs;
 
 	(void)state;
+	if (statfs("/dev/shm", &sfs) || sfs.f_type != TMPFS_MAGIC) {
+		print_message("no tmpfs at /dev/shm here\n");
+		skip();
+	}
 	assert_true(opens_in_memory("/dev/shm"));
 	if (statfs("/var/tmp", &sfs) || sfs.f_type == TMPFS_MAGIC ||
 	    sfs.f_type == RAMFS_MAGIC) {
