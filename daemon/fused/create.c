@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pending.h"
@@ -45,11 +44,8 @@ bool fused_is_pending(uint64_t ino)
  */
 static uint64_t next_pending_ino(struct fused *fs)
 {
-	struct timespec ts;
-	uint64_t us, ino;
+	uint64_t us = fused_now_us(), ino;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	if (us > fs->pending_seq)
 		fs->pending_seq = us;
 	/* past a wrap, never the number of a file we still have */

@@ -181,8 +181,9 @@ void fused_log(enum fused_level lvl, const char *fmt, ...)
 /* The most verbose level logged (syslog numbers: L_INFO, or L_DEBUG). */
 int fused_log_get_level(void);
 void fused_log_set_level(int level);
-/* Monotonic milliseconds (vDSO: no syscall). */
+/* Monotonic milliseconds and microseconds (vDSO: no syscall). */
 uint64_t fused_now_ms(void);
+uint64_t fused_now_us(void);
 
 /* ---- a writer killed half way (procstat.c) ---- */
 /*

@@ -20,12 +20,17 @@ static bool journal, use_syslog;
 static int max_level = L_INFO;
 static FILE *logf;
 
-uint64_t fused_now_ms(void)
+uint64_t fused_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t fused_now_ms(void)
+{
+	return fused_now_us() / 1000;
 }
 
 int fused_log_get_level(void)
