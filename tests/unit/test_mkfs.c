@@ -222,7 +222,7 @@ static void image_in_tmpfs_is_in_memory(void **state)
 	if (statfs("/var/tmp", &sfs) || sfs.f_type == TMPFS_MAGIC ||
 	    sfs.f_type == RAMFS_MAGIC) {
 		print_message("/var/tmp is in memory here: no disk to compare\n");
-		return;
+		skip();
 	}
 	assert_false(opens_in_memory("/var/tmp"));
 }
