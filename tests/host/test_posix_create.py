@@ -701,8 +701,7 @@ def test_creation_while_another_writer_holds_the_lock(mnt, master,
 NOBODY = 65534
 
 
-@pytest.fixture
-def world_mnt(master, mounts):
+def _world_mount(master, mounts, opts=""):
     """A master mount every user can reach (pytest's tmp is root's 0700),
     with a directory the unprivileged user may create in."""
     d = tempfile.mkdtemp(prefix="famfs-posix-", dir="/tmp")
@@ -710,7 +709,7 @@ def world_mnt(master, mounts):
     dev = os.path.join(d, "famfs.img")
     fh.mkfs(master, dev, 256 << 20)
     m = fh.Mount(master, dev, os.path.join(d, "mnt"),
-                 os.path.join(d, "fused.log"))
+                 os.path.join(d, "fused.log"), opts)
     mounts.append(m)
     m.mount()
     old = os.umask(0)
@@ -721,6 +720,17 @@ def world_mnt(master, mounts):
     yield m
     m.unmount()
     shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def world_mnt(master, mounts):
+    yield from _world_mount(master, mounts)
+
+
+@pytest.fixture
+def world_mnt_delayed(master, mounts):
+    """The same, each closed file logged 0.1 s after its close."""
+    yield from _world_mount(master, mounts, "commit_delay=100")
 
 
 def _as_user(code):
@@ -960,3 +970,75 @@ def test_a_user_cannot_rename_or_remove_anothers_file_being_written(
             assert f.read() == data
     assert not os.path.exists(os.path.join(m, "pub/tmp"))
     assert _owner_mode(os.path.join(m, "pub/mine"))[1] == NOBODY
+
+
+def test_a_user_whose_child_is_killed_or_who_races_the_commit(
+        world_mnt_delayed):
+    """The same paths as root's, run by an unprivileged user: a killed
+    child holding the user's writer fd ends nothing (the file is logged
+    whole, the user's own), and the killed child as last holder leaves
+    nothing; opens of files being logged, in a second thread, never fail
+    with ENOENT or ESTALE."""
+    m = world_mnt_delayed.mnt
+    pub = os.path.join(m, "pub")
+    before = fh.log_next_index(world_mnt_delayed.dev)
+    p = _as_user(
+        "import errno, os, signal, threading, time\n"
+        "pub = %r\n"
+        "fd = os.open(pub + '/kept', os.O_WRONLY | os.O_CREAT | os.O_EXCL,"
+        " 0o600)\n"
+        "os.write(fd, b'a' * 4096)\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    os.write(fd, b'b' * 4096)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "assert os.waitpid(child, 0)[1] & 0x7f == signal.SIGKILL\n"
+        "os.write(fd, b'c' * 4096)\n"
+        "os.close(fd)\n"
+        "fd = os.open(pub + '/gone', os.O_WRONLY | os.O_CREAT | os.O_EXCL,"
+        " 0o600)\n"
+        "rd, wr = os.pipe()\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    os.write(fd, b'b' * 4096)\n"
+        "    os.read(rd, 1)\n"
+        "    os._exit(0)\n"
+        "os.close(fd)\n"
+        "os.kill(child, signal.SIGKILL)\n"
+        "os.waitpid(child, 0)\n"
+        "names = [pub + '/r%%02d' %% i for i in range(30)]\n"
+        "made, failed, opens = [0], [], [0]\n"
+        "stop = threading.Event()\n"
+        "def reader():\n"
+        "    while not stop.is_set():\n"
+        "        for i in range(made[0]):\n"
+        "            try:\n"
+        "                with open(names[i], 'rb') as f:\n"
+        "                    if f.read() != b'%%02d' %% i:\n"
+        "                        failed.append((i, 'wrong bytes'))\n"
+        "                opens[0] += 1\n"
+        "            except OSError as e:\n"
+        "                failed.append((i, errno.errorcode[e.errno]))\n"
+        "t = threading.Thread(target=reader)\n"
+        "t.start()\n"
+        "for i, path in enumerate(names):\n"
+        "    with open(path, 'wb') as f:\n"
+        "        f.write(b'%%02d' %% i)\n"
+        "    made[0] = i + 1\n"
+        "    time.sleep(0.04)\n"
+        "time.sleep(0.2)\n"
+        "stop.set()\n"
+        "t.join()\n"
+        "assert not failed, failed\n"
+        "assert opens[0] > 50, opens\n" % pub)
+    assert p.returncode == 0, p.stderr
+    assert fh.wait_for(lambda: "gone: discarded, not logged: its writer "
+                       "was killed" in world_mnt_delayed.log_text())
+    assert fh.wait_entries(world_mnt_delayed.dev, before + 31)
+    assert fh.log_next_index(world_mnt_delayed.dev) == before + 31
+    assert not os.path.exists(os.path.join(pub, "gone"))
+    st = os.stat(os.path.join(pub, "kept"))
+    assert (st.st_uid, st.st_mode & 0o777, st.st_size) == (NOBODY, 0o600,
+                                                           3 * 4096)
+    with open(os.path.join(pub, "kept"), "rb") as f:
+        assert f.read() == b"a" * 4096 + b"b" * 4096 + b"c" * 4096
