@@ -16,9 +16,13 @@
  * the guest (bench/vm/90-bench.sh) for tar -x and cp. Like famfs-fused it
  * gives the files it makes the largest request as st_blksize.
  *
- * Usage: famfs-bench-fuse-null MOUNTPOINT SIZE_MIB MAX_KIB THREADS
+ * Usage: famfs-bench-fuse-null MOUNTPOINT SIZE_MIB MAX_KIB THREADS [OPTIONS]
  * (THREADS 1: libfuse's single-threaded loop; more: its multi-threaded
  * loop, at most that many threads, each with its own /dev/fuse clone).
+ * OPTIONS go to libfuse as -o OPTIONS: "default_permissions" makes the
+ * kernel check permissions as it does for famfs-fused, which costs
+ * requests of its own (a directory's attributes, fetched again after
+ * each create on kernels that drop them all).
  * Runs in the foreground until unmounted.
  */
 #define FUSE_USE_VERSION 312
@@ -191,16 +195,17 @@ static const struct fuse_lowlevel_ops ops = {
 
 int main(int argc, char **argv)
 {
-	char *fargv[] = { argv[0], "-o", "fsname=famfs-bench-null", NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+	char *fargv[] = { argv[0], "-o", "fsname=famfs-bench-null", "-o",
+			  argc == 6 ? argv[5] : NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(argc == 6 ? 5 : 3, fargv);
 	struct fuse_loop_config *cfg;
 	struct fuse_session *se;
 	unsigned int threads;
 	int rc;
 
-	if (argc != 5) {
+	if (argc != 5 && argc != 6) {
 		fprintf(stderr,
-			"usage: %s MOUNTPOINT SIZE_MIB MAX_KIB THREADS\n",
+			"usage: %s MOUNTPOINT SIZE_MIB MAX_KIB THREADS [OPTIONS]\n",
 			argv[0]);
 		return 2;
 	}

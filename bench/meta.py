@@ -17,8 +17,9 @@ bench/report.py:
                the master's mount (each logged at its close by the
                daemon) against the same into tmpfs, and into
                famfs-bench-fuse-null (a FUSE server that accepts every
-               request at once: FUSE's own ceiling), in interleaved
-               rounds.
+               request at once: FUSE's own ceiling), mounted once as is
+               and once with default_permissions (as famfs-fused is), in
+               interleaved rounds.
   meta_rsync   files per second of `rsync -a` of the same TAR_FILES files
                into a mount with commit_delay=1000 (rsync renames each
                file after its close) against the same into tmpfs
@@ -183,32 +184,44 @@ def bench_tar(work, m, raw):
             return timed("tar", "-x", "-f", tarball, "-C", d,
                          "--no-same-owner", "--no-same-permissions")
         return one
-    # FUSE's own ceiling: a server that accepts every request at once
-    nul = os.path.join(work, "nul")
-    os.mkdir(nul)
-    srv = subprocess.Popen([NULL_FUSE, nul, "16", "1024", "1"])
+    # FUSE's own ceiling: a server that accepts every request at once,
+    # once as it comes and once checking permissions in the kernel as
+    # famfs-fused has it do (default_permissions)
+    servers = []
     try:
-        for _ in range(100):
-            if os.path.ismount(nul):
-                break
-            time.sleep(0.05)
-        else:
-            sys.exit("bench/meta.py: %s did not mount" % NULL_FUSE)
-        t = alternate(ROUNDS, {"famfs": side(m.mnt), "raw": side(raw),
-                               "null": side(nul)})
+        sides = {"famfs": side(m.mnt), "raw": side(raw)}
+        for name, opts in (("null", []), ("null_perm", ["default_permissions"])):
+            d = os.path.join(work, name)
+            os.mkdir(d)
+            servers.append((d, subprocess.Popen(
+                [NULL_FUSE, d, "16", "1024", "1"] + opts)))
+            for _ in range(100):
+                if os.path.ismount(d):
+                    break
+                time.sleep(0.05)
+            else:
+                sys.exit("bench/meta.py: %s did not mount" % NULL_FUSE)
+            sides[name] = side(d)
+        t = alternate(ROUNDS, sides)
     finally:
-        subprocess.run(["umount", nul])
-        srv.wait()
+        for d, srv in servers:
+            subprocess.run(["umount", d])
+            srv.wait()
     ratio = spread(r / f for f, r in zip(t["famfs"], t["raw"]))
     ceiling = spread(r / n for n, r in zip(t["null"], t["raw"]))
-    of_null = spread(n / f for f, n in zip(t["famfs"], t["null"]))
+    perm = spread(r / n for n, r in zip(t["null_perm"], t["raw"]))
+    of_null = spread(n / f for f, n in zip(t["famfs"], t["null_perm"]))
     result("meta_tar", files=TAR_FILES, rounds=ROUNDS,
            famfs_files_per_s=TAR_FILES / statistics.median(t["famfs"]),
            raw_files_per_s=TAR_FILES / statistics.median(t["raw"]),
            ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2],
            null_files_per_s=TAR_FILES / statistics.median(t["null"]),
            null_ratio=ceiling[0], null_ratio_min=ceiling[1],
-           null_ratio_max=ceiling[2], of_null=of_null[0],
+           null_ratio_max=ceiling[2],
+           null_perm_files_per_s=TAR_FILES / statistics.median(
+               t["null_perm"]),
+           null_perm_ratio=perm[0], null_perm_ratio_min=perm[1],
+           null_perm_ratio_max=perm[2], of_null=of_null[0],
            of_null_min=of_null[1], of_null_max=of_null[2])
 
 

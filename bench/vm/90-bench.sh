@@ -145,7 +145,8 @@ fallback_side devdax /dev/dax1.0 /mnt/fb fb
 # kernel reaches fsdev_dax memory, held by the daemon and copied to the
 # device through a hidden file at the close), into the guest's /tmp, and
 # into famfs-bench-fuse-null (a FUSE server that accepts every request at
-# once and keeps nothing: what FUSE itself costs), the sides taking turns;
+# once and keeps nothing: what FUSE itself costs, with the kernel checking
+# permissions as famfs-fused has it do), the sides taking turns;
 # a round's ratio is /tmp time / famfs time (famfs speed as a fraction of
 # /tmp's). The tar holds files only, so the row counts file creations.
 POSIX_FILES=100 POSIX_CP_MIB=64 POSIX_ROUNDS=3
@@ -196,7 +197,7 @@ posix_rounds() {
 		}' /tmp/posix.rounds >/tmp/posix.result
 }
 t "bench: a FUSE server that does nothing at $NUL" sh -c "
-	mkdir -p $NUL && { famfs-bench-fuse-null $NUL 16 1024 1 & } &&
+	mkdir -p $NUL && { famfs-bench-fuse-null $NUL 16 1024 1 default_permissions & } &&
 	i=0 && while ! grep -q ' $NUL ' /proc/mounts; do
 		[ \$i -lt 100 ] || exit 1; sleep 0.05; i=\$((i + 1)); done"
 t "bench: $POSIX_FILES small files in a tar, a $POSIX_CP_MIB MiB file" sh -c "
