@@ -356,6 +356,18 @@ static void writer_drop(struct fused *fs)
 		writer_until = fused_now_ms() + WRITER_LINGER_MS;
 }
 
+/*
+ * Room in the log for one entry more than the files being written will
+ * take at their close (one each, kept for them): 0, or ENOSPC. Called
+ * while the writer is held, so what others appended has been read.
+ */
+static int log_room(struct fused *fs)
+{
+	uint64_t slots = famfs_log_slots(fs->dev.log_len);
+
+	return fs->ns.nindex + fs->npending >= slots ? ENOSPC : 0;
+}
+
 /* A master that may append, on a device still there: 0, or the errno. */
 static int may_append(struct fused *fs)
 {
@@ -424,6 +436,11 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		mode |= S_ISGID;
 	if (!rc)
 		rc = -writer_hold(fs);
+	if (!rc) {
+		rc = log_room(fs);
+		if (rc)
+			writer_drop(fs);
+	}
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;
@@ -465,6 +482,10 @@ int fused_set_dir(struct fused *fs, const struct famfs_node *dir,
 	rc = writer_hold(fs);
 	if (rc)
 		return rc;
+	if (log_room(fs)) {
+		writer_drop(fs);
+		return -ENOSPC;
+	}
 	rc = famfs_writer_set_dir(&fs->writer, rel, mode, uid, gid);
 	writer_drop(fs);
 	if (rc)
@@ -482,17 +503,16 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		  mode_t mode, struct fuse_file_info *fi)
 {
 	struct fused *fs = fuse_req_userdata(req);
-	uint64_t slots = famfs_log_slots(fs->dev.log_len);
 	struct fuse_entry_param e = { 0 };
 	struct fused_pending *p;
 	char rel[FAMFS_PATH_LEN];
 	int rc = check_new(fs, parent, name, rel);
 
-	/* Each pending file will take one entry: keep one for each. */
-	if (!rc && fs->ns.nindex + fs->npending >= slots)
-		rc = ENOSPC;
 	if (!rc)
 		rc = -writer_hold(fs);
+	/* the entry this file will take at its close, kept from now on */
+	if (!rc)
+		rc = log_room(fs);
 	/* what the entry will need of its name, checked before any byte */
 	if (!rc && famfs_writer_check_path(&fs->writer, rel)) {
 		fused_log(L_INFO, "create %s refused: %s", rel, famfs_errmsg());

@@ -8,7 +8,10 @@ down; the bounds of a name; and the log slots pending files keep."""
 import ctypes
 import errno
 import os
+import shutil
 import struct
+import subprocess
+import tempfile
 import zlib
 
 import pytest
@@ -450,6 +453,56 @@ def test_pending_files_keep_a_log_slot_each(tmp_path, master, device,
         with open(os.path.join(m.mnt, name), "rb") as f:
             assert f.read() == data
     assert "discarded" not in m.log_text()
+
+
+def test_a_users_mkdir_or_chmod_never_takes_a_writers_slot(master, mounts):
+    """The slot a file being written keeps is its own: a user's mkdir, or
+    chmod of their directory, that would take it gets ENOSPC, and root's
+    file is logged at its close (it used to be lost there, after a close
+    that returned 0)."""
+    d = tempfile.mkdtemp(prefix="famfs-slots-", dir="/tmp")
+    os.chmod(d, 0o755)
+    dev = os.path.join(d, "famfs.img")
+    fh.mkfs(master, dev, 256 << 20)
+    slots = _fill_log(dev, master, 4)
+    m = fh.Mount(master, dev, os.path.join(d, "mnt"),
+                 os.path.join(d, "fused.log"))
+    mounts.append(m)
+    m.mount()
+
+    def user(*cmd):
+        return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                               "--clear-groups"] + list(cmd),
+                              capture_output=True, text=True)
+    try:
+        pub = os.path.join(m.mnt, "pub")
+        mine = os.path.join(pub, "mine")
+        os.mkdir(pub, 0o755)
+        os.chmod(pub, 0o1777)
+        p = user("mkdir", "-m", "755", mine)
+        assert p.returncode == 0, p.stderr
+        # one slot is left; the file being written keeps it
+        with open(os.path.join(m.mnt, "victim"), "wb") as f:
+            f.write(b"root's bytes")
+            f.flush()
+            for cmd in (("mkdir", os.path.join(pub, "x")),
+                        ("chmod", "700", mine)):
+                p = user(*cmd)
+                assert p.returncode != 0, cmd
+                assert "No space left on device" in p.stderr, p.stderr
+            with pytest.raises(OSError) as e:
+                os.chmod(pub, 0o777)
+            assert e.value.errno == errno.ENOSPC
+        assert fh.wait_entries(dev, slots)
+        with open(os.path.join(m.mnt, "victim"), "rb") as f:
+            assert f.read() == b"root's bytes"
+        assert not os.path.exists(os.path.join(pub, "x"))
+        assert os.stat(mine).st_mode & 0o7777 == 0o755
+        assert os.stat(pub).st_mode & 0o7777 == 0o1777
+        assert "lost" not in m.log_text()
+    finally:
+        m.unmount()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.parametrize("grow", ["ftruncate", "posix_fallocate"])
