@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
@@ -983,6 +984,26 @@ static void close_inherited_fds(const struct fused *fs)
 	close_range(first, ~0U, 0);
 }
 
+/*
+ * On 7.3 each file being written holds a descriptor (the memfd of its
+ * bytes), and a copy at its close opens one more: the soft limit a
+ * service starts with (1024) would let one user's open files make other
+ * users' files fail to copy. Nothing here uses select(), so take what
+ * the hard limit allows.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			fused_log(L_WARN, "cannot raise the open files limit to %llu: %s",
+				  (unsigned long long)rl.rlim_max,
+				  strerror(errno));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .role = "auto" };
@@ -1000,6 +1021,7 @@ int main(int argc, char **argv)
 	if (res >= 0)
 		return res;
 	close_inherited_fds(fs);
+	raise_fd_limit();
 	/* DEVICE is optional (-o source=); the mount point is last */
 	adopt = prepare(fs, &o, argc - optind == 2 ? argv[optind] : NULL,
 			argv[argc - 1]);

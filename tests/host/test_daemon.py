@@ -105,3 +105,27 @@ def test_a_daemon_started_by_hand_keeps_no_inherited_fd(tmp_path, master,
         if p.poll() is None:
             p.kill()
         p.communicate(timeout=10)
+
+
+def _open_files_limit(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return tuple(int(x) for x in line.split()[3:5])
+    raise AssertionError("no open files limit for %d" % pid)
+
+
+def test_the_daemon_takes_the_open_files_its_hard_limit_allows(
+        tmp_path, master, device, mounts):
+    """Started with a soft limit of 256 (services get 1024) and a hard one
+    of 4096, the daemon serves with 4096: on 7.3 each file being written
+    holds a descriptor, and many held by one user must not leave the
+    daemon without one for another user's file."""
+    m = fh.Mount(master, device, str(tmp_path / "mnt"),
+                 str(tmp_path / "fused.log"))
+    mounts.append(m)
+    os.makedirs(m.mnt)
+    fh.run(["prlimit", "--nofile=256:4096", fh.MOUNT, device, m.mnt, "-o",
+            "logfile=" + m.logfile], env=master.env)
+    m.pid = int(m.status()["pid"])
+    assert _open_files_limit(m.pid) == (4096, 4096)
