@@ -247,12 +247,16 @@ static struct fused_pending *staged_for(struct fused *fs, fuse_req_t req,
 					uint64_t ino)
 {
 	struct fused_pending *p = of_ino(fs, ino);
+	int tid;
 
-	if (!p || p->stage->done ||
-	    fuse_req_ctx(req)->pid !=
-		    __atomic_load_n(&p->stage->tid, __ATOMIC_ACQUIRE))
+	if (!p || p->stage->done)
 		return NULL;
-	return p;
+	/*
+	 * 0 until the thread has said who it is, and the pid FUSE gives a
+	 * task outside the daemon's pid namespace: never a match.
+	 */
+	tid = __atomic_load_n(&p->stage->tid, __ATOMIC_ACQUIRE);
+	return tid > 0 && fuse_req_ctx(req)->pid == (pid_t)tid ? p : NULL;
 }
 
 bool fused_stage_lookup(fuse_req_t req, struct fused *fs, const char *name)
