@@ -297,6 +297,7 @@ static void drop(struct fused_pending *p)
 {
 	if (p->buf_fd >= 0)
 		close(p->buf_fd);
+	free(p->zeroed);
 	free(p);
 }
 
@@ -608,6 +609,41 @@ int fused_pending_open(struct fused *fs, struct fused_pending *p,
 	return 0;
 }
 
+#define ZERO_CHUNK_SHIFT 21 /* pending.h's zeroed: a bit per 2 MiB */
+#define ZERO_CHUNK (1ULL << ZERO_CHUNK_SHIFT)
+
+static bool chunk_zeroed(const struct fused_pending *p, uint64_t c)
+{
+	return c / 64 < p->zeroed_words && (p->zeroed[c / 64] >> (c % 64)) & 1;
+}
+
+/* Chunk @c is zeros now; without the memory to say so, it is not known. */
+static void mark_zeroed(struct fused_pending *p, uint64_t c)
+{
+	if (c / 64 >= p->zeroed_words) {
+		size_t n = c / 64 + 1 + p->zeroed_words;
+		uint64_t *z = realloc(p->zeroed, n * sizeof(*z));
+
+		if (!z)
+			return;
+		memset(z + p->zeroed_words, 0,
+		       (n - p->zeroed_words) * sizeof(*z));
+		p->zeroed = z;
+		p->zeroed_words = n;
+	}
+	p->zeroed[c / 64] |= 1ULL << (c % 64);
+}
+
+/* [@from, @to) may hold bytes now: its chunks are not known zeros. */
+static void mark_written(struct fused_pending *p, uint64_t from, uint64_t to)
+{
+	uint64_t c;
+
+	for (c = from >> ZERO_CHUNK_SHIFT;
+	     c <= (to - 1) >> ZERO_CHUNK_SHIFT && c / 64 < p->zeroed_words; c++)
+		p->zeroed[c / 64] &= ~(1ULL << (c % 64));
+}
+
 /* Zeros over [@from, @to) of @p, which its map covers. */
 static int zero_range(struct fused *fs, struct fused_pending *p,
 		      uint64_t from, uint64_t to)
@@ -615,7 +651,23 @@ static int zero_range(struct fused *fs, struct fused_pending *p,
 	/* a memfd's holes are zeros, and stage.c writes them all */
 	if (p->buf_fd >= 0)
 		return 0;
-	return famfs_data_zero(&fs->dev, &p->fmap, from, to);
+	while (from < to) {
+		uint64_t c = from >> ZERO_CHUNK_SHIFT;
+		uint64_t start = c << ZERO_CHUNK_SHIFT;
+		uint64_t end = start + ZERO_CHUNK < to ? start + ZERO_CHUNK : to;
+		bool whole = from == start && end == start + ZERO_CHUNK;
+		int rc;
+
+		if (!whole || !chunk_zeroed(p, c)) {
+			rc = famfs_data_zero(&fs->dev, &p->fmap, from, end);
+			if (rc)
+				return rc;
+			if (whole)
+				mark_zeroed(p, c);
+		}
+		from = end;
+	}
+	return 0;
 }
 
 /* Reserve memory for @end bytes of @p. */
@@ -648,6 +700,8 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 	/* before the store: a failed one may have stored part */
 	if (off + size > p->written_end)
 		p->written_end = off + size;
+	if (size)
+		mark_written(p, off, off + size);
 	if (p->buf_fd >= 0) {
 		put = pwrite(p->buf_fd, buf, size, (off_t)off);
 		if (put < 0)

@@ -56,6 +56,13 @@ struct fused_pending {
 	int buf_fd;
 	/* the end of the furthest byte a WRITE stored (0: none did) */
 	uint64_t written_end;
+	/*
+	 * Bit per 2 MiB of the file: its memory is known to be zeros (zeroed
+	 * here, not written since). Zeroing skips those, so a file grown
+	 * and shrunk again and again costs what was written, not its size.
+	 */
+	uint64_t *zeroed;
+	size_t zeroed_words;
 	/* its bytes on their way to the device (stage.c), or NULL */
 	struct fused_stage *stage;
 	struct fused_pending *next;
