@@ -369,6 +369,75 @@ static int log_room(struct fused *fs)
 	return fs->ns.nindex + fs->npending >= slots ? ENOSPC : 0;
 }
 
+struct clash {
+	const struct fused_pending *p;
+	bool hit;
+};
+
+static void clash_range(uint64_t devindex, uint64_t offset, uint64_t len,
+			void *arg)
+{
+	struct clash *c = arg;
+	const struct famfs_omf_fmap *fm = &c->p->fmap;
+
+	for (uint32_t i = 0; i < fm->simple.nextents; i++) {
+		const struct famfs_omf_extent *x = &fm->simple.se[i];
+
+		if (x->devindex == devindex && offset < x->offset + x->len &&
+		    x->offset < offset + len)
+			c->hit = true;
+	}
+}
+
+void fused_pending_clash(struct fused *fs, const char *relpath,
+			 const struct famfs_omf_fmap *fm)
+{
+	struct fused_pending *p;
+
+	for (p = fs->pending; p; p = p->next) {
+		struct clash c = { .p = p };
+
+		famfs_fmap_for_each_range(fm, clash_range, &c);
+		if (!c.hit || p->clashed)
+			continue;
+		p->clashed = true;
+		p->lost = "another writer logged a file in its memory";
+		fused_log(L_ERR, "%s, being written through the mount, is lost: another writer, appending without the writers' lock, logged \"%s\" in its memory (its memory stays in use until the next start)",
+			  p->relpath, relpath);
+	}
+}
+
+/*
+ * Append where the log ends now. A writer that does not take the lock
+ * (another host's famfs creat -D, a tool) may have appended since the
+ * writer was held: apply its entries (refresh.c; files being written in
+ * whose memory it put a file are lost there), then go on after them.
+ * 0, or -errno (the log is damaged past what was applied).
+ */
+static int writer_in_step(struct fused *fs)
+{
+	uint64_t was = fs->writer.next, tail;
+	int rc;
+
+	famfs_dev_invalidate(&fs->dev, fs->dev.log, sizeof(*fs->dev.log));
+	tail = __atomic_load_n(&fs->dev.log->next_index, __ATOMIC_ACQUIRE);
+	if (tail == was)
+		return 0;
+	rc = fused_refresh(fs);
+	if (rc < 0)
+		return rc;
+	rc = famfs_writer_ready(&fs->writer);
+	if (rc) {
+		fused_log(L_ERR, "the log of %s moved under the writers' lock and cannot be followed: %s",
+			  fs->devpath, famfs_errmsg());
+		return rc;
+	}
+	fused_log(L_WARN, "the log of %s moved under the writers' lock, from entry %llu to %llu: another writer appended without it; new entries go after its own",
+		  fs->devpath, (unsigned long long)was,
+		  (unsigned long long)fs->writer.next);
+	return 0;
+}
+
 /* A master that may append, on a device still there: 0, or the errno. */
 static int may_append(struct fused *fs)
 {
@@ -438,7 +507,9 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!rc)
 		rc = -writer_hold(fs);
 	if (!rc) {
-		rc = log_room(fs);
+		rc = -writer_in_step(fs);
+		if (!rc)
+			rc = log_room(fs);
 		if (rc)
 			writer_drop(fs);
 	}
@@ -483,9 +554,12 @@ int fused_set_dir(struct fused *fs, const struct famfs_node *dir,
 	rc = writer_hold(fs);
 	if (rc)
 		return rc;
-	if (log_room(fs)) {
+	rc = writer_in_step(fs);
+	if (!rc && log_room(fs))
+		rc = -ENOSPC;
+	if (rc) {
 		writer_drop(fs);
-		return -ENOSPC;
+		return rc;
 	}
 	rc = famfs_writer_set_dir(&fs->writer, rel, mode, uid, gid);
 	writer_drop(fs);
@@ -511,6 +585,8 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (!rc)
 		rc = -writer_hold(fs);
+	if (!rc)
+		rc = -writer_in_step(fs);
 	/* the entry this file will take at its close, kept from now on */
 	if (!rc)
 		rc = log_room(fs);
@@ -691,6 +767,9 @@ ssize_t fused_pending_write(struct fused *fs, struct fused_pending *p,
 
 	if (off + size < off)
 		return -EFBIG;
+	/* that memory is another file's now: leave it alone */
+	if (p->clashed)
+		return -EIO;
 	rc = extend(fs, p, off + size);
 	/* A hole reads as zeros, never as what the device held. */
 	if (!rc && off > p->size)
@@ -741,6 +820,8 @@ int fused_pending_resize(struct fused *fs, struct fused_pending *p,
 
 	if (closed(p))
 		return -ETXTBSY;
+	if (p->clashed)
+		return -EIO;
 	if (size > p->size) {
 		/*
 		 * Zeros where it grows: over what a WRITE stored before a
@@ -763,6 +844,8 @@ int fused_pending_fallocate(struct fused *fs, struct fused_pending *p,
 {
 	if (closed(p))
 		return -ETXTBSY;
+	if (p->clashed)
+		return -EIO;
 	if (keep_size)
 		return extend(fs, p, end);
 	return end > p->size ? fused_pending_resize(fs, p, end) : 0;
@@ -918,10 +1001,15 @@ static void commit(struct fused *fs, struct fused_pending *p, int rc)
 	const char *why = "its bytes could not be stored";
 
 	if (!rc && !p->lost) {
-		uint64_t index = fs->writer.next;
+		uint64_t index;
 
-		rc = famfs_writer_log_file(&fs->writer, p->relpath, p->size,
-					   p->mode, p->uid, p->gid, &p->fmap);
+		/* another writer's entries first: they may take its memory */
+		rc = writer_in_step(fs);
+		index = fs->writer.next;
+		if (!rc && !p->lost)
+			rc = famfs_writer_log_file(&fs->writer, p->relpath,
+						   p->size, p->mode, p->uid,
+						   p->gid, &p->fmap);
 		/*
 		 * In the log, only not in our namespace (the writer makes
 		 * room first, so a namespace out of step with the log): the
@@ -947,7 +1035,7 @@ static void commit(struct fused *fs, struct fused_pending *p, int rc)
 			  p->lost);
 		rc = -ECANCELED;
 	}
-	if (rc) {
+	if (rc && !p->clashed) {
 		for (uint32_t i = 0; i < p->fmap.simple.nextents; i++)
 			famfs_alloc_free(&fs->alloc,
 					 p->fmap.simple.se[i].devindex,

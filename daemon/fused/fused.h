@@ -388,6 +388,12 @@ int fused_pending_setattr(struct fused_pending *p, const struct stat *attr,
  * the release, one dying of a signal leaves no file.
  */
 void fused_pending_flush(struct fused_pending *p, pid_t pid);
+/*
+ * Another writer's entry @relpath uses memory of files being written
+ * (it was refused here): those files are lost, their memory kept.
+ */
+void fused_pending_clash(struct fused *fs, const char *relpath,
+			 const struct famfs_omf_fmap *fm);
 /* fsync(2): the file is logged at its close, without commit_delay=. */
 void fused_pending_fsync(struct fused_pending *p);
 /*

@@ -49,6 +49,12 @@ struct fused_pending {
 	/* why it will be freed, not logged, at its close (NULL: it will not) */
 	const char *lost;
 	/*
+	 * Another writer logged a file in its memory: lost, and its memory
+	 * is not given back (other hosts see it as that file's; a replay at
+	 * the next start gets it right).
+	 */
+	bool clashed;
+	/*
 	 * Where the daemon cannot write the device (fs->meta_via_mount) the
 	 * bytes wait in this memfd, whose holes read as zeros, until the last
 	 * close; -1 elsewhere.

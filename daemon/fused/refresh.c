@@ -44,6 +44,7 @@ static int apply_entry(const struct famfs_omf_entry *e, uint64_t index,
 		fs->overlapping++;
 		fused_log(L_ERR, "log entry %llu (file \"%s\") uses memory of an earlier file or of the log: the file is refused (famfs fsck lists such files)",
 			  (unsigned long long)index, e->file.relpath);
+		fused_pending_clash(fs, e->file.relpath, &e->file.fmap);
 	}
 	return 0;
 }

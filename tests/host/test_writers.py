@@ -4,11 +4,13 @@ append (one lock per device, a mounted device refuses -D writers), a
 mounted image is found by its identity, not its name, a user's FUSE mount
 named like ours is not taken for ours, and a reader cannot hold the
 writers' lock."""
+import errno
 import json
 import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 
@@ -301,3 +303,82 @@ def test_an_entry_named_meta_is_refused_and_hidden(tmp_path, master, device,
     assert sorted(os.listdir(m.mnt)) == [".meta"], os.listdir(m.mnt)
     assert sorted(os.listdir(m.mnt + "/.meta")) == [
         ".log", ".status", ".superblock"]
+
+
+def _foreign_append(dev, e):
+    """Append entry @e as a writer that does not take the lock would."""
+    n = fh.log_next_index(dev)
+    fh.write_entry(dev, n, e, count=n + 1)
+    return n
+
+
+def test_files_being_written_outlast_an_append_made_without_the_lock(mnt):
+    """Another writer appends while files are being written through the
+    mount (it ignored the lock): the daemon follows the log and logs its
+    files after that entry, before and after it has seen it. They used to
+    be lost at their close, which had returned 0."""
+    dev = mnt.dev
+    os.mkdir(os.path.join(mnt.mnt, "d"))
+    proto = fh.read_entry(dev, fh.log_next_index(dev) - 1)  # a MKDIR
+    peer = bytearray(proto)
+    peer[28:28 + 80] = b"peer".ljust(80, b"\0")
+    with open(os.path.join(mnt.mnt, "a"), "wb") as a:
+        a.write(b"a" * 4096)
+        a.flush()
+        _foreign_append(dev, peer)
+        assert os.path.isdir(os.path.join(mnt.mnt, "peer"))  # seen now
+        with open(os.path.join(mnt.mnt, "b"), "wb") as b:
+            b.write(b"b" * 4096)
+    late = bytearray(proto)
+    late[28:28 + 80] = b"late".ljust(80, b"\0")
+    with open(os.path.join(mnt.mnt, "c"), "wb") as c:
+        c.write(b"c" * 4096)
+        c.flush()
+        _foreign_append(dev, late)  # not seen before c's close
+    for name in "abc":
+        path = os.path.join(mnt.mnt, name)
+        assert fh.wait_for(lambda: os.path.exists(path)), name
+        with open(path, "rb") as f:
+            assert f.read() == name.encode() * 4096
+    assert os.path.isdir(os.path.join(mnt.mnt, "late"))
+    assert "moved under the writers' lock" in mnt.log_text()
+    assert "is lost" not in mnt.log_text()
+
+
+def test_a_file_logged_without_the_lock_in_a_pending_files_memory(mnt):
+    """Another writer, ignoring the lock, logs a file in memory a file
+    being written has: that file is lost (its writes fail with EIO, it is
+    never logged: every other host would refuse it), and its memory is not
+    given to a new file."""
+    dev = mnt.dev
+    with open(os.path.join(mnt.mnt, "tmpl"), "wb") as t:
+        t.write(b"t")
+    ino = os.stat(os.path.join(mnt.mnt, "tmpl")).st_ino
+    _, (_, exts) = fh.file_entry(dev, ino)
+    end = exts[0][1] + exts[0][2]
+    victim = os.open(os.path.join(mnt.mnt, "victim"),
+                     os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(victim, b"v" * 4096)
+    # the peer's file: 64 MiB right after tmpl's memory, where the
+    # victim's is
+    e = bytearray(fh.read_entry(dev, ino - 2))
+    e[40:40 + 80] = b"peer".ljust(80, b"\0")  # the FILE entry's relpath
+    struct.pack_into("<Q", e, 16, 64 << 20)
+    fm = 16 + 104
+    struct.pack_into("<I", e, fm + 8, 1)
+    struct.pack_into("<QQQ", e, fm + 16, 0, end, 64 << 20)
+    _foreign_append(dev, e)
+    # a lookup of a name not known makes the daemon read the log
+    os.path.exists(os.path.join(mnt.mnt, "peer"))
+    with pytest.raises(OSError) as err:
+        os.write(victim, b"w" * 4096)
+    assert err.value.errno == errno.EIO
+    os.close(victim)
+    assert "logged \"peer\" in its memory" in mnt.log_text()
+    assert not os.path.exists(os.path.join(mnt.mnt, "victim"))
+    # a new file is not placed in the victim's memory
+    with open(os.path.join(mnt.mnt, "next"), "wb") as f:
+        f.write(b"n" * 4096)
+    nino = os.stat(os.path.join(mnt.mnt, "next")).st_ino
+    _, (_, nexts) = fh.file_entry(dev, nino)
+    assert all(o >= end + (64 << 20) or o + ln <= end for _, o, ln in nexts)
