@@ -898,7 +898,7 @@ static void fused_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bsize = fs->g.alloc_unit;
 	sv.f_frsize = fs->g.alloc_unit;
 	sv.f_blocks = a->nunits;
-	sv.f_bfree = a->nunits - a->used;
+	sv.f_bfree = famfs_alloc_free_units(a); /* missing devices: none */
 	sv.f_bavail = fs->readonly ? 0 : sv.f_bfree;
 	sv.f_files = slots;
 	sv.f_ffree = slots > fs->ns.nindex ? slots - fs->ns.nindex : 0;

@@ -138,6 +138,10 @@ void fused_members_sync(struct fused *fs)
 	else if (!res.missing && n > 1 &&
 		 (fs->members_missing || n != fs->members_seen))
 		fused_log(L_NOTICE, "all %u devices of this famfs are open", n);
+	/* nothing new goes where this host cannot write it */
+	for (uint32_t i = 1; i < n; i++)
+		famfs_alloc_set_absent(&fs->alloc, i,
+				       !famfs_dev_member(&fs->dev, i));
 	fs->members_seen = n;
 	fs->members_missing = res.missing;
 	fs->members_retry = now + MEMBERS_RETRY_MS;

@@ -155,6 +155,8 @@ static int64_t find_run(const struct famfs_alloc *a, uint32_t dev, uint64_t n,
 	const struct famfs_alloc_dev *d = &a->dev[dev];
 	uint64_t run = 0;
 
+	if (d->absent)
+		return -1;
 	if (hi > d->nunits)
 		hi = d->nunits;
 	for (uint64_t u = lo; u < hi; u++) {
@@ -183,14 +185,25 @@ static int check_fits(const struct famfs_alloc *a, uint64_t size)
 }
 
 /* -ENOSPC, saying how much is free: no run of @n free units */
+/* Free units of @d where new memory may go: none on a missing device. */
+static uint64_t dev_free(const struct famfs_alloc_dev *d)
+{
+	return d->absent ? 0 : d->nunits - d->used;
+}
+
 static int no_run(const struct famfs_alloc *a, uint64_t n)
 {
-	return famfs_fail(ENOSPC, "no free run of %llu bytes on %s (%llu of %llu bytes free)",
+	uint32_t absent = 0;
+
+	for (uint32_t i = 0; i < a->ndevs; i++)
+		absent += a->dev[i].absent;
+	return famfs_fail(ENOSPC, "no free run of %llu bytes on %s (%llu of %llu bytes free%s)",
 			  (unsigned long long)(n * a->alloc_unit),
 			  a->ndevs == 1 ? "the device" : "any device",
-			  (unsigned long long)((a->nunits - a->used) *
+			  (unsigned long long)(famfs_alloc_free_units(a) *
 					       a->alloc_unit),
-			  (unsigned long long)(a->nunits * a->alloc_unit));
+			  (unsigned long long)(a->nunits * a->alloc_unit),
+			  absent ? "; devices missing on this host take nothing new" : "");
 }
 
 /*
@@ -201,15 +214,30 @@ static void by_free_space(const struct famfs_alloc *a, uint32_t *order)
 {
 	for (uint32_t i = 0; i < a->ndevs; i++) {
 		uint32_t j = i;
-		uint64_t f = a->dev[i].nunits - a->dev[i].used;
+		uint64_t f = dev_free(&a->dev[i]);
 
-		while (j && a->dev[order[j - 1]].nunits -
-					 a->dev[order[j - 1]].used < f) {
+		while (j && dev_free(&a->dev[order[j - 1]]) < f) {
 			order[j] = order[j - 1];
 			j--;
 		}
 		order[j] = i;
 	}
+}
+
+void famfs_alloc_set_absent(struct famfs_alloc *a, uint32_t devindex,
+			    bool absent)
+{
+	if (devindex < a->ndevs)
+		a->dev[devindex].absent = absent;
+}
+
+uint64_t famfs_alloc_free_units(const struct famfs_alloc *a)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < a->ndevs; i++)
+		n += dev_free(&a->dev[i]);
+	return n;
 }
 
 /* A run of @n units on the device with most free space that has one. */

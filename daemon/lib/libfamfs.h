@@ -198,6 +198,7 @@ struct famfs_alloc_dev {
 	uint64_t nunits; /* allocation units on the device */
 	uint64_t used;	 /* units marked in use */
 	uint8_t *map;	 /* one bit per unit */
+	bool absent;	 /* not reachable here: nothing new goes there */
 };
 
 struct famfs_alloc {
@@ -236,6 +237,14 @@ int famfs_alloc_add_dev(struct famfs_alloc *a,
 uint64_t famfs_alloc_mark_fmap(struct famfs_alloc *a,
 			       const struct famfs_omf_fmap *fm);
 void famfs_alloc_release(struct famfs_alloc *a);
+/*
+ * Device @devindex is missing on this host (@absent), or back: new memory
+ * is never placed on a missing one, whose files could not be written.
+ */
+void famfs_alloc_set_absent(struct famfs_alloc *a, uint32_t devindex,
+			    bool absent);
+/* Free units where new memory may go (devices this host has). */
+uint64_t famfs_alloc_free_units(const struct famfs_alloc *a);
 /* Is allocation unit @unit of device @devindex in use (or not there)? */
 bool famfs_alloc_used(const struct famfs_alloc *a, uint64_t devindex,
 		      uint64_t unit);

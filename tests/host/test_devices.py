@@ -427,3 +427,34 @@ def test_fsck_of_a_secondary_never_waits_on_a_silent_mount(tmp_path, master,
     assert "famfs fsck %s" % m.mnt in out, out
     os.rename(away, three[0])
     assert m.status()["devices_missing"] == "0"
+
+
+def test_new_files_go_only_to_devices_this_host_has(tmp_path, master, mounts):
+    """A secondary missing on the master (here the largest, which would
+    take every new file) gets nothing new: files made through the mount
+    and by famfs creat go to the devices there, whose space alone df
+    counts free; when that is used up, ENOSPC, not EIO. It used to get
+    every new file, whose writes then failed with EIO."""
+    devs = [_image(str(tmp_path / n), s << 20)
+            for n, s in (("primary.img", 64), ("big.img", 512))]
+    fh.run([fh.MKFS] + devs, env=master.env)
+    os.rename(devs[1], devs[1] + ".away")
+    m = _mounted(master, devs[0], tmp_path, "mnt", mounts)
+    assert m.status()["devices_missing"] == "1"
+    made = os.path.join(m.mnt, "made")
+    data = _pattern(3 << 20, 7)
+    with open(made, "wb") as f:
+        f.write(data)
+    assert _devices_of(master, made) == [0]
+    with open(made, "rb") as f:
+        assert f.read() == data
+    creat = os.path.join(m.mnt, "creat")
+    master.famfs("creat", "-s", "4m", creat)
+    assert _devices_of(master, creat) == [0]
+    st = os.statvfs(m.mnt)
+    assert st.f_bfree * st.f_frsize < 64 << 20
+    assert st.f_blocks * st.f_frsize > 512 << 20  # the whole famfs
+    with pytest.raises(OSError) as e:
+        with open(os.path.join(m.mnt, "big"), "wb") as f:
+            f.write(b"x" * (128 << 20))
+    assert e.value.errno == errno.ENOSPC

@@ -297,6 +297,45 @@ static void equal_devices_fill_from_the_first(void **state)
 }
 
 /*
+ * A device missing on this host takes nothing new, however free it is,
+ * and its space is not free to have: growing, strips and free units
+ * alike. Back, it takes files again.
+ */
+static void a_missing_device_takes_nothing_new(void **state)
+{
+	struct famfs_interleave il = { 0, 2, 2 * MiB };
+	struct famfs_geometry two = g;
+	struct famfs_alloc a;
+	struct famfs_omf_fmap f;
+	uint64_t free0;
+
+	(void)state;
+	two.ndevs = 2;
+	two.dev[0].size = g.dev_size;
+	two.dev[1].size = 4 * g.dev_size;
+	memset(two.dev[1].uuid, 0x42, FAMFS_UUID_LEN);
+	assert_int_equal(famfs_alloc_init(&a, &two), 0);
+	free0 = a.dev[0].nunits - a.dev[0].used;
+	famfs_alloc_set_absent(&a, 1, true);
+	assert_int_equal(famfs_alloc_free_units(&a), free0);
+	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
+	assert_int_equal(f.simple.se[0].devindex, 0);
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(famfs_alloc_grow(&a, &f, 8 * MiB), 0);
+	assert_int_equal(f.simple.se[0].devindex, 0);
+	/* two strips need two devices */
+	assert_int_equal(famfs_alloc_interleaved(&a, 4 * MiB, &il, &f),
+			 -ENOSPC);
+	assert_int_equal(famfs_alloc_contig(&a, free0 * 2 * MiB, &f),
+			 -ENOSPC);
+	assert_non_null(strstr(famfs_errmsg(), "devices missing on this host"));
+	famfs_alloc_set_absent(&a, 1, false);
+	assert_int_equal(famfs_alloc_contig(&a, 1, &f), 0);
+	assert_int_equal(f.simple.se[0].devindex, 1);
+	famfs_alloc_release(&a);
+}
+
+/*
  * Consecutive interleaved files start their strips in different buckets,
  * so that small files do not all land on the first memory devices.
  */
@@ -350,6 +389,7 @@ int main(void)
 		cmocka_unit_test(buckets_of_a_gib_on_big_devices),
 		cmocka_unit_test(marks_round_out_to_units_and_unknown_devices_overlap),
 		cmocka_unit_test(equal_devices_fill_from_the_first),
+		cmocka_unit_test(a_missing_device_takes_nothing_new),
 		cmocka_unit_test(interleaved_files_rotate_their_first_bucket),
 		cmocka_unit_test(a_strip_larger_than_a_bucket_is_refused),
 	};
