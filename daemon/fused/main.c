@@ -509,6 +509,21 @@ static void pick_fuse_dev(struct fused *fs, const struct opts *o,
 	bool dax = fs->dev.kind == FAMFS_DEV_DAX || fs->meta_via_mount;
 	bool module = access(FAMFS_FUSE_DEV, F_OK) == 0 && dax_ready;
 
+	/*
+	 * The kernel maps a file in whole 2 MiB pages, so it takes only
+	 * extents in such units: a famfs of smaller units (upstream's mkfs
+	 * can make 4 KiB ones) is served in fallback mode.
+	 */
+	if (dax && fs->dev.sb && fs->dev.sb->alloc_unit % FAMFS_ALLOC_UNIT) {
+		if (o->fallback == FALLBACK_NO)
+			die("%s: allocation unit of %llu bytes; famfs mode needs whole 2 MiB units, and fallback is disabled",
+			    fs->devpath,
+			    (unsigned long long)fs->dev.sb->alloc_unit);
+		fused_log(L_WARN, "%s: allocation unit of %llu bytes; famfs mode needs whole 2 MiB units: serving it in fallback mode",
+			  fs->devpath,
+			  (unsigned long long)fs->dev.sb->alloc_unit);
+		dax = false;
+	}
 	fs->allow_famfs = dax && o->fallback != FALLBACK_YES;
 	fs->require_famfs = o->fallback == FALLBACK_NO;
 	if (fs->fuse_dev[0])
