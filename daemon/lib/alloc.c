@@ -415,7 +415,7 @@ static int64_t place_strip(const struct famfs_alloc *a,
 			   const uint32_t *order, uint64_t start, uint32_t *b,
 			   uint64_t strip_units, uint32_t *dev)
 {
-	uint64_t bucket_units = a->dev[0].nunits / il->nbuckets;
+	uint64_t bucket_units;
 
 	if (a->ndevs > 1) {
 		for (; *b < a->ndevs * ((il->nstrips + a->ndevs - 1) / a->ndevs);
@@ -431,6 +431,9 @@ static int64_t place_strip(const struct famfs_alloc *a,
 		}
 		return -1;
 	}
+	if (!il->nbuckets)
+		return -1;
+	bucket_units = a->dev[0].nunits / il->nbuckets;
 	for (*dev = 0; *b < il->nbuckets; (*b)++) {
 		uint64_t k = (start + *b) % il->nbuckets;
 		int64_t first = find_run(a, 0, strip_units, k * bucket_units,
