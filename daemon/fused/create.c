@@ -419,6 +419,8 @@ static int writer_in_step(struct fused *fs)
 	uint64_t was = fs->writer.next, tail;
 	int rc;
 
+	if (!fs->dev.log)
+		return 0; /* not mapped (7.3, through the mount): nothing to follow */
 	famfs_dev_invalidate(&fs->dev, fs->dev.log, sizeof(*fs->dev.log));
 	tail = __atomic_load_n(&fs->dev.log->next_index, __ATOMIC_ACQUIRE);
 	if (tail == was)
