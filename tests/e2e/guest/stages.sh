@@ -302,6 +302,7 @@ stage_restart() {
 	python3 -c "$HOLDER" $MNT/a /run/held.ready /run/held.go >/run/held.out 2>&1 &
 	holder=$!
 	t $c "a process maps $MNT/a" wait_for /run/held.ready 30
+	since=$(date '+%Y-%m-%d %H:%M:%S')
 	t $c "daemon (pid $pid0) killed with SIGKILL" kill -9 "$pid0"
 	i=0
 	while [ $i -lt 60 ]; do
@@ -326,9 +327,17 @@ stage_restart() {
 	check_data $c
 	t $c "new files can be made after the restart" sh -c "
 		famfs creat -r -S 99 -s 2m $MNT/after-restart && famfs verify -S 99 -f $MNT/after-restart"
+	# journalctl may meet the journal file mid-write ("truncated,
+	# ignoring file"): ask again, a few times, for what came since the kill
 	t $c "the journal tells the crash and the takeover" sh -c "
-		journalctl -b --no-pager -u $u | tail -n 15 | tee /dev/stderr |
-			grep -q 'took over the FUSE connection'"
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			journalctl --sync 2>/dev/null
+			journalctl -b --no-pager -u $u --since '$since' 2>/dev/null |
+				grep -q 'took over the FUSE connection' && exit 0
+			sleep 1
+		done
+		journalctl -b --no-pager -u $u --since '$since' | tail -n 15 >&2
+		exit 1"
 	t $c "famfs status counts the takeover" sh -c "famfs status $MNT | tee /dev/stderr | grep -q 'restarts without unmounting: [1-9]'"
 }
 
