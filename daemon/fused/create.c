@@ -440,6 +440,17 @@ static int writer_in_step(struct fused *fs)
 	return 0;
 }
 
+/*
+ * Ready to append one entry, the writer held: in step with the log, with
+ * a slot beyond those kept for files being written. 0, or the errno.
+ */
+static int append_ready(struct fused *fs)
+{
+	int rc = -writer_in_step(fs);
+
+	return rc ? rc : log_room(fs);
+}
+
 /* A master that may append, on a device still there: 0, or the errno. */
 static int may_append(struct fused *fs)
 {
@@ -509,9 +520,7 @@ void fused_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!rc)
 		rc = -writer_hold(fs);
 	if (!rc) {
-		rc = -writer_in_step(fs);
-		if (!rc)
-			rc = log_room(fs);
+		rc = append_ready(fs);
 		if (rc)
 			writer_drop(fs);
 	}
@@ -556,9 +565,7 @@ int fused_set_dir(struct fused *fs, const struct famfs_node *dir,
 	rc = writer_hold(fs);
 	if (rc)
 		return rc;
-	rc = writer_in_step(fs);
-	if (!rc && log_room(fs))
-		rc = -ENOSPC;
+	rc = -append_ready(fs);
 	if (rc) {
 		writer_drop(fs);
 		return rc;
@@ -587,11 +594,9 @@ void fused_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (!rc)
 		rc = -writer_hold(fs);
-	if (!rc)
-		rc = -writer_in_step(fs);
 	/* the entry this file will take at its close, kept from now on */
 	if (!rc)
-		rc = log_room(fs);
+		rc = append_ready(fs);
 	/* what the entry will need of its name, checked before any byte */
 	if (!rc && famfs_writer_check_path(&fs->writer, rel)) {
 		fused_log(L_INFO, "create %s refused: %s", rel, famfs_errmsg());

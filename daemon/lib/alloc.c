@@ -184,13 +184,13 @@ static int check_fits(const struct famfs_alloc *a, uint64_t size)
 	return 0;
 }
 
-/* -ENOSPC, saying how much is free: no run of @n free units */
 /* Free units of @d where new memory may go: none on a missing device. */
 static uint64_t dev_free(const struct famfs_alloc_dev *d)
 {
 	return d->absent ? 0 : d->nunits - d->used;
 }
 
+/* -ENOSPC, saying how much is free: no run of @n free units */
 static int no_run(const struct famfs_alloc *a, uint64_t n)
 {
 	uint32_t absent = 0;
